@@ -1,0 +1,82 @@
+import pRetry, {AbortError} from 'p-retry'
+import {abortedError} from './errors.ts'
+
+/** How broken streams are reopened. Every field is optional; the defaults suit an agent on a flaky network. */
+export interface ReconnectOptions {
+  /**
+   * Attempts in a row that may fail to reopen a stream (no new event) before it is given up.
+   * An attempt that moves the stream's cursor starts the count again, so a server that polls
+   * (closes after each event, 2025-11-25) is followed for as long as it makes progress.
+   * @defaultValue 8
+   */
+  maxAttempts?: number | undefined
+  /** Backoff before the first retry of a failed attempt, in milliseconds; jittered up to twice this. @defaultValue 500 */
+  minDelayMs?: number | undefined
+  /** The longest backoff between attempts, in milliseconds. @defaultValue 30000 */
+  maxDelayMs?: number | undefined
+  /** How much the backoff grows after each failed attempt. @defaultValue 2 */
+  factor?: number | undefined
+}
+
+export type ReconnectPolicy = Readonly<Required<{[K in keyof ReconnectOptions]: NonNullable<ReconnectOptions[K]>}>>
+
+export function resolveReconnectPolicy(options: ReconnectOptions = {}): ReconnectPolicy {
+  const policy = {
+    maxAttempts: options.maxAttempts ?? 8,
+    minDelayMs: options.minDelayMs ?? 500,
+    maxDelayMs: options.maxDelayMs ?? 30_000,
+    factor: options.factor ?? 2,
+  }
+  for (const [name, value] of Object.entries(policy)) {
+    if (!Number.isFinite(value) || value < 0) {
+      throw new TypeError(`reconnect.${name} must be a finite number >= 0, got ${String(value)}`)
+    }
+  }
+  if (policy.maxAttempts < 1) throw new TypeError('reconnect.maxAttempts must be at least 1')
+  return Object.freeze(policy)
+}
+
+/** Marks an attempt's failure as final: no further attempt is made. */
+export function stopRetrying(error: Error): AbortError {
+  return new AbortError(error)
+}
+
+/**
+ * Runs `attempt` until it resolves, with exponential backoff and jitter between failures (p-retry),
+ * at most `policy.maxAttempts` times. An error wrapped by {@link stopRetrying} ends it at once.
+ */
+export function retryWithBackoff<T>(
+  attempt: (attemptNumber: number) => Promise<T>,
+  policy: ReconnectPolicy,
+  signal: AbortSignal,
+  onFailedAttempt: (error: Error, attemptNumber: number) => void,
+): Promise<T> {
+  return pRetry(attempt, {
+    retries: policy.maxAttempts - 1,
+    minTimeout: policy.minDelayMs,
+    maxTimeout: policy.maxDelayMs,
+    factor: policy.factor,
+    randomize: true,
+    signal,
+    onFailedAttempt: ({error, attemptNumber}) => onFailedAttempt(error, attemptNumber),
+  })
+}
+
+/** Waits `ms`, or rejects with the abort reason as soon as `signal` aborts; leaves no timer behind. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortedError(signal))
+      return
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      reject(abortedError(signal))
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal.addEventListener('abort', onAbort, {once: true})
+  })
+}

@@ -1,0 +1,58 @@
+import type {ReconnectBranch} from './decision.ts'
+import type {TransportErrorCode} from './errors.ts'
+import type {JsonRpcId} from './jsonrpc.ts'
+
+/** The standalone GET stream, or the response stream of one request. */
+export type StreamKind = 'standalone' | 'request'
+
+/** The two headers that decide a reconnect, exactly as sent (undefined: not sent). */
+export interface ResumptionHeaders {
+  'mcp-session-id': string | undefined
+  'last-event-id': string | undefined
+}
+
+/** What happened inside the transport, for logs and dashboards. Delivered synchronously; must not throw. */
+export type TransportEvent =
+  | {type: 'session-started'; sessionId: string}
+  | {type: 'session-expired'; sessionId: string; settledRequests: number}
+  | {type: 'session-terminated'; sessionId: string; status: number}
+  /** A stream opened without being a reconnect: the standalone GET after `notifications/initialized`. */
+  | {type: 'stream-opened'; stream: StreamKind; requestId: JsonRpcId | undefined; headers: ResumptionHeaders}
+  /** A broken stream is being reopened: `branch` says which resumption, `headers` what was sent. */
+  | {
+      type: 'reconnect'
+      stream: StreamKind
+      requestId: JsonRpcId | undefined
+      branch: ReconnectBranch
+      attempt: number
+      headers: ResumptionHeaders
+    }
+  | {type: 'reconnect-failed'; stream: StreamKind; requestId: JsonRpcId | undefined; attempt: number; error: Error}
+  | {type: 'cursor-rejected'; stream: StreamKind; requestId: JsonRpcId | undefined; lastEventId: string; status: number}
+  | {
+      type: 'stream-closed'
+      stream: StreamKind
+      requestId: JsonRpcId | undefined
+      reason: 'completed' | 'ended-by-server' | 'not-offered' | 'given-up' | 'abandoned'
+    }
+  | {type: 'duplicate-dropped'; what: 'event' | 'response' | 'server-request'; id: string | number}
+  | {type: 'cached-answer-resent'; requestId: JsonRpcId}
+  | {type: 'unmatched-response'; id: JsonRpcId}
+  | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}
+  | {type: 'store-error'; key: string; error: unknown}
+
+/** Counters that move independently: replay belongs to stream resumption, re-emission to session resumption. */
+export interface TransportMetrics {
+  /** Events received on streams reopened with `Last-Event-ID` (stream resumption). */
+  replayedEvents: number
+  /** Server-to-client requests received on streams attached without `Last-Event-ID` (session resumption). */
+  reemittedRequests: number
+  /** Events, responses and server requests dropped because they had been delivered already. */
+  duplicatesDropped: number
+  /** Reconnects that sent `Last-Event-ID`. */
+  streamResumptions: number
+  /** Reconnects that attached a fresh stream to a held session. */
+  sessionResumptions: number
+  /** Sessions established by `initialize`. */
+  newSessions: number
+}

@@ -1,0 +1,77 @@
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {TransportError} from './errors.ts'
+
+export type JsonRpcId = string | number
+
+/** The shape this transport reads; validation beyond it is the Client's job. */
+interface Envelope {
+  jsonrpc: '2.0'
+  id?: unknown
+  method?: unknown
+  params?: unknown
+  result?: unknown
+  error?: unknown
+}
+
+export function isJsonRpcId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || typeof value === 'number'
+}
+
+export function requestIdOf(message: JSONRPCMessage): JsonRpcId | undefined {
+  const envelope = message as Envelope
+  return typeof envelope.method === 'string' && isJsonRpcId(envelope.id) ? envelope.id : undefined
+}
+
+export function responseIdOf(message: JSONRPCMessage): JsonRpcId | undefined {
+  const envelope = message as Envelope
+  return envelope.method === undefined && isJsonRpcId(envelope.id) && ('result' in envelope || 'error' in envelope)
+    ? envelope.id
+    : undefined
+}
+
+export function methodOf(message: JSONRPCMessage): string | undefined {
+  const {method} = message as Envelope
+  return typeof method === 'string' ? method : undefined
+}
+
+/** The request a `notifications/cancelled` names, if `message` is one. */
+export function cancelledRequestIdOf(message: JSONRPCMessage): JsonRpcId | undefined {
+  if (methodOf(message) !== 'notifications/cancelled') return undefined
+  const params = (message as Envelope).params as {requestId?: unknown} | undefined
+  return isJsonRpcId(params?.requestId) ? params.requestId : undefined
+}
+
+/**
+ * Parses one SSE `data` field or a JSON body into messages (a 2025-03-26 batch gives several).
+ * Throws a `protocol` TransportError naming what was wrong; nothing half-parsed is returned.
+ */
+export function parseMessages(text: string): JSONRPCMessage[] {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (cause) {
+    throw new TransportError('protocol', `The server sent data that is not JSON: ${excerpt(text)}`, {cause})
+  }
+  const messages = Array.isArray(value) ? (value as unknown[]) : [value]
+  for (const message of messages) {
+    if (typeof message !== 'object' || message === null || (message as {jsonrpc?: unknown}).jsonrpc !== '2.0') {
+      throw new TransportError('protocol', `The server sent JSON that is not a JSON-RPC 2.0 message: ${excerpt(text)}`)
+    }
+  }
+  return messages as JSONRPCMessage[]
+}
+
+/**
+ * The JSON-RPC error response that settles request `id` when its answer cannot arrive, so that the caller's
+ * promise rejects at once instead of waiting for its timeout. `data.code` is the TransportError code.
+ */
+export function settlementFor(id: JsonRpcId, error: TransportError): JSONRPCMessage {
+  const data: {code: string; status?: number} = {code: error.code}
+  if (error.status !== undefined) data.status = error.status
+  // -32000: the implementation-defined server-error range of JSON-RPC, the code the SDK uses for a lost connection.
+  return {jsonrpc: '2.0', id, error: {code: -32000, message: error.message, data}}
+}
+
+export function excerpt(text: string, max = 200): string {
+  return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text)
+}

@@ -1,0 +1,88 @@
+import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './backoff.ts'
+import type {TransportEvent} from './events.ts'
+import {MemoryStore, type ResumptionStore} from './store.ts'
+
+/** The part of `fetch` the transport uses; pass a wrapped one for auth, tracing or tests. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>
+
+export interface ResumableHTTPClientTransportOptions {
+  /**
+   * Where the session and the stream cursors are kept. Use a persistent store to resume across restarts.
+   * @defaultValue `new MemoryStore()`
+   */
+  store?: ResumptionStore | undefined
+  /**
+   * Separates sessions kept in one store for the same server, for example by user ID.
+   * @defaultValue none: the server URL alone names the records
+   */
+  storeKey?: string | undefined
+  /**
+   * A session the app kept itself: the transport attaches to it (session resumption, no cursors) and the
+   * Client skips `initialize`.
+   * @defaultValue the session found in `store`, if any
+   */
+  sessionId?: string | undefined
+  /**
+   * The fetch to use. When omitted, `globalThis.fetch` is read at each call, so msw and app patches apply.
+   * @defaultValue `globalThis.fetch`
+   */
+  fetch?: FetchLike | undefined
+  /**
+   * Merged into every request (headers, credentials, ...). The transport's protocol headers win over these.
+   * @defaultValue `{}`
+   */
+  requestInit?: RequestInit | undefined
+  /** How broken streams are reopened: see {@link ReconnectOptions} for each default. */
+  reconnect?: ReconnectOptions | undefined
+  /**
+   * Receives a typed event for every reconnect decision, duplicate, settlement and store failure.
+   * @defaultValue none
+   */
+  onEvent?: ((event: TransportEvent) => void) | undefined
+  /**
+   * Send `DELETE` to end the session on `close()`. Off by default: sessions are meant to outlive the process.
+   * @defaultValue false
+   */
+  terminateOnClose?: boolean | undefined
+}
+
+export interface ResolvedOptions {
+  store: ResumptionStore
+  namespace: string
+  sessionId: string | undefined
+  fetch: FetchLike | undefined
+  requestInit: RequestInit
+  reconnect: ReconnectPolicy
+  onEvent: (event: TransportEvent) => void
+  terminateOnClose: boolean
+}
+
+export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOptions = {}): ResolvedOptions {
+  if (!(url instanceof URL)) throw new TypeError('The server URL must be a URL, e.g. `new URL("https://host/mcp")`')
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+    throw new TypeError('options.fetch must be a function')
+  }
+  const onEvent = options.onEvent
+  return Object.freeze({
+    store: options.store ?? new MemoryStore(),
+    // Origin + path: two servers, or two users of one server, never share a session or a cursor.
+    namespace: `mcp-resumable-http:${url.origin}${url.pathname}${options.storeKey === undefined ? '' : `#${options.storeKey}`}`,
+    sessionId: options.sessionId,
+    fetch: options.fetch,
+    requestInit: options.requestInit ?? {},
+    reconnect: resolveReconnectPolicy(options.reconnect),
+    onEvent: onEvent === undefined ? () => {} : guard(onEvent),
+    terminateOnClose: options.terminateOnClose ?? false,
+  })
+}
+
+// A throwing listener must not break the transport it observes.
+function guard(listener: (event: TransportEvent) => void): (event: TransportEvent) => void {
+  return (event) => {
+    try {
+      listener(event)
+    } catch {
+      // The listener's own bug; nothing the transport can do about it.
+    }
+  }
+}

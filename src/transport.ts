@@ -1,0 +1,659 @@
+import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
+import type {JSONRPCMessage, MessageExtraInfo} from '@modelcontextprotocol/sdk/types.js'
+import {retryWithBackoff, sleep, stopRetrying} from './backoff.ts'
+import {BoundedMap} from './bounded.ts'
+import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from './decision.ts'
+import {abortedError, isTransportError, TransportError} from './errors.ts'
+import type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
+import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
+import {Inbox} from './inbox.ts'
+import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, type JsonRpcId} from './jsonrpc.ts'
+import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
+import {SessionRecords, type CursorRecord} from './records.ts'
+import {readEventStream} from './sse.ts'
+
+/** The first revision without sessions, GET streams or event IDs. */
+const statelessRevision = '2026-07-28'
+/** Event IDs remembered per stream to drop replayed duplicates. */
+const seenEventIds = 1024
+/** [spec transports, session management] a session ID is visible ASCII, 0x21 to 0x7E. */
+const validSessionId = /^[\x21-\x7E]+$/
+
+/** One SSE stream with its own cursor and `retry`, across all the connections that carry it. */
+interface Stream {
+  readonly key: string
+  readonly kind: StreamKind
+  readonly requestId: JsonRpcId | undefined
+  /** Aborts this stream alone; aborted too when the transport closes. */
+  readonly controller: AbortController
+  lastEventId: string | undefined
+  /** The session that produced `lastEventId`: the cursor means nothing in any other. */
+  cursorSessionId: string | undefined
+  retryMs: number | undefined
+  /** Set once the server refused the cursor: it is never sent again. */
+  rejection: TransportError | undefined
+  answered: boolean
+  readonly seen: BoundedMap<string, true>
+}
+
+/** One HTTP response carrying a stream, and how it was opened. */
+interface Connection {
+  readonly stream: Stream
+  readonly branch: ReconnectBranch | 'open'
+  /** Sent with `Last-Event-ID`: what arrives is a replay. */
+  readonly resumed: boolean
+}
+
+type StreamOutcome = 'done' | 'again'
+
+/**
+ * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor,
+ * a lost stream is replaced by re-attaching the session, a 404 ends the session; a request is never sent twice.
+ * A drop-in replacement for the SDK's `StreamableHTTPClientTransport`.
+ */
+export class ResumableHTTPClientTransport implements Transport {
+  onclose?: (() => void) | undefined
+  onerror?: ((error: Error) => void) | undefined
+  // The SDK's own signature, generic as it declares it.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
+
+  readonly #options: ResolvedOptions
+  readonly #http: HttpClient
+  readonly #records: SessionRecords
+  readonly #metrics: TransportMetrics = {
+    replayedEvents: 0,
+    reemittedRequests: 0,
+    duplicatesDropped: 0,
+    streamResumptions: 0,
+    sessionResumptions: 0,
+    newSessions: 0,
+  }
+  readonly #inbox: Inbox
+  readonly #streams = new Map<string, Stream>()
+  /** Background work that `close()` waits for: streams and store writes. */
+  readonly #tasks = new Set<Promise<void>>()
+  /** The session the app handed over, attached on the first `start()` only. */
+  #sessionIdOption: string | undefined
+  #sessionId: string | undefined
+  #protocolVersion: string | undefined
+  #stateless = false
+  #standaloneOffered = true
+  /** Present between `start()` and `close()`; the root of the abort tree. */
+  #lifetime: AbortController | undefined
+
+  constructor(url: URL, options?: ResumableHTTPClientTransportOptions) {
+    this.#options = resolveOptions(url, options)
+    this.#http = {url, fetch: this.#options.fetch, requestInit: this.#options.requestInit}
+    this.#sessionIdOption = this.#options.sessionId
+    this.#records = new SessionRecords(this.#options.store, this.#options.namespace, (error, key) =>
+      this.#emit({type: 'store-error', key, error}),
+    )
+    this.#inbox = new Inbox({
+      deliver: (message) => this.#deliver(message),
+      resendAnswer: (answer) => this.#track(this.#resend(answer)),
+      onEvent: (event) => this.#emit(event),
+      metrics: this.#metrics,
+    })
+  }
+
+  /** The session ID, once the server assigned one (or the one attached to); undefined without a session. */
+  get sessionId(): string | undefined {
+    return this.#sessionId
+  }
+
+  /** The negotiated protocol version, sent as `MCP-Protocol-Version`. */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion
+  }
+
+  /** A snapshot of the counters. */
+  get metrics(): Readonly<TransportMetrics> {
+    return {...this.#metrics}
+  }
+
+  async start(): Promise<void> {
+    if (this.#lifetime !== undefined) throw new Error('ResumableHTTPClientTransport already started')
+    this.#lifetime = new AbortController()
+    const requested = this.#sessionIdOption
+    this.#sessionIdOption = undefined
+    const stored = await this.#records.loadSession()
+    const sessionId = requested ?? stored?.sessionId
+    if (sessionId === undefined) return
+    if (requested !== undefined && !validSessionId.test(requested)) {
+      throw new TransportError('protocol', `options.sessionId must be visible ASCII (0x21-0x7E), got ${JSON.stringify(requested)}`)
+    }
+    if (stored?.sessionId === sessionId) {
+      this.#protocolVersion = stored.protocolVersion
+    } else {
+      await this.#records.clearSession()
+      await this.#records.saveSession({sessionId, protocolVersion: undefined})
+    }
+    this.#sessionId = sessionId
+    const cursors = await this.#records.loadCursors(sessionId)
+    // Session resumption: the Client skips `initialize` because `sessionId` is set; the transport re-attaches
+    // the standalone stream, from its cursor when it kept one.
+    this.#openStandalone('reattach', cursors.get('standalone'))
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const lifetime = this.#requireStarted()
+    if (options?.resumptionToken !== undefined) {
+      // The SDK's token path GETs instead of POSTing; here streams resume on their own, so a token is a port error.
+      throw new TransportError('protocol', 'resumptionToken is not supported: this transport resumes streams itself')
+    }
+    const method = methodOf(message)
+    const requestId = requestIdOf(message)
+    // [spec transports, session management] initialize starts a new session and carries no session ID.
+    if (method === 'initialize' && this.#sessionId !== undefined) {
+      await this.#endSession(new TransportError('aborted', 'A new session was initialized'))
+    }
+    this.#inbox.recordAnswer(message)
+    const cancelled = cancelledRequestIdOf(message)
+    if (cancelled !== undefined) this.#abandon(cancelled)
+
+    const stream = requestId === undefined ? undefined : this.#addStream('request', requestId)
+    if (requestId !== undefined) this.#inbox.expect(requestId)
+    const fail = (error: unknown): unknown => {
+      if (requestId !== undefined) this.#inbox.forget(requestId)
+      if (stream !== undefined) this.#removeStream(stream)
+      // A request whose connection failed may have run: say so, so the app does not blindly retry it.
+      return requestId !== undefined && isTransportError(error, 'network')
+        ? new TransportError('outcome-unknown', `${method ?? 'request'} ${requestId}: ${error.message}`, {cause: error})
+        : error
+    }
+
+    const sentSession = this.#sessionId
+    let response: Response
+    try {
+      response = await exchange(this.#http, {
+        method: 'POST',
+        sessionId: sentSession,
+        protocolVersion: this.#protocolVersion,
+        body: JSON.stringify(message),
+        signal: stream?.controller.signal ?? lifetime.signal,
+      })
+    } catch (error) {
+      throw fail(error)
+    }
+
+    // [spec transports, session management] 404 to a request carrying the session ID: the session has expired.
+    // The request is never sent again, in any path.
+    if (response.status === 404 && sentSession !== undefined) {
+      discard(response)
+      const error = new TransportError(
+        'session-expired',
+        `Session ${sentSession} has expired (HTTP 404); ${method ?? 'the message'} was not sent again`,
+        {status: 404},
+      )
+      fail(error)
+      await this.#expireSession(error, false)
+      throw error
+    }
+    if (!response.ok) throw fail(await httpError(response, `POST ${method ?? 'response'}`))
+    try {
+      if (method === 'initialize') await this.#adoptSession(response.headers.get('mcp-session-id'))
+    } catch (error) {
+      discard(response)
+      throw fail(error)
+    }
+
+    if (stream === undefined || requestId === undefined) {
+      // [spec transports, sending messages] notifications and responses are answered 202 with no body.
+      discard(response)
+      if (method === 'notifications/initialized') this.#openStandalone('open', undefined)
+      return
+    }
+    const contentType = response.headers.get('content-type')
+    if (isEventStream(contentType) && response.body !== null) {
+      this.#track(this.#runStream(stream, {stream, branch: 'open', resumed: false}, response.body))
+      return
+    }
+    if (!isJson(contentType)) {
+      discard(response)
+      throw fail(new TransportError('protocol', `POST ${method} answered with content type ${JSON.stringify(contentType)}`))
+    }
+    let messages: JSONRPCMessage[]
+    try {
+      messages = parseMessages(await response.text())
+    } catch (error) {
+      throw fail(isTransportError(error) ? error : new TransportError('network', 'Reading the response failed', {cause: error}))
+    }
+    this.#removeStream(stream)
+    for (const received of messages) {
+      this.#inbox.receive(received, false)
+      await nextTurn()
+    }
+    const missing = new TransportError('protocol', `The JSON answer to ${method} ${requestId} did not contain its response`)
+    this.#inbox.settle(requestId, missing)
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version
+    if (version >= statelessRevision) {
+      // [spec 2026-07-28] no sessions, GET streams or event IDs: anything of the kind the server sent is ignored.
+      this.#stateless = true
+      this.#sessionId = undefined
+      this.#track(this.#records.clearSession())
+    } else if (this.#sessionId !== undefined) {
+      this.#track(this.#records.saveSession({sessionId: this.#sessionId, protocolVersion: version}))
+    }
+  }
+
+  /** Ends the session with `DELETE`. 200, 204, 404 and 405 all clear the local session and its cursors. */
+  async terminateSession(): Promise<void> {
+    const lifetime = this.#requireStarted()
+    const sessionId = this.#sessionId
+    if (sessionId === undefined) return
+    const response = await exchange(this.#http, {
+      method: 'DELETE',
+      sessionId,
+      protocolVersion: this.#protocolVersion,
+      signal: lifetime.signal,
+    })
+    // [spec transports, session management] a server MAY answer 405: it does not let clients end sessions.
+    if (!response.ok && response.status !== 404 && response.status !== 405) {
+      throw await httpError(response, 'DELETE')
+    }
+    discard(response)
+    await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`))
+    this.#emit({type: 'session-terminated', sessionId, status: response.status})
+  }
+
+  /**
+   * Stops every stream and timer and waits for them. The session is kept (in the store too) so that a later
+   * transport can resume it, unless `terminateOnClose` is set.
+   */
+  async close(): Promise<void> {
+    const lifetime = this.#lifetime
+    if (lifetime === undefined) return
+    if (this.#options.terminateOnClose) await this.terminateSession().catch((error: unknown) => this.#report(error))
+    this.#lifetime = undefined
+    lifetime.abort(new TransportError('aborted', 'The transport was closed'))
+    await Promise.allSettled([...this.#tasks])
+    this.#inbox.settleAll(new TransportError('aborted', 'The transport was closed'))
+    this.onclose?.()
+  }
+
+  /** Takes the session ID of a successful initialize response. */
+  async #adoptSession(header: string | null): Promise<void> {
+    // Without the header, the server keeps no session: nothing will be resumable.
+    if (header === null) return
+    if (!validSessionId.test(header)) {
+      throw new TransportError('protocol', `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`)
+    }
+    this.#sessionId = header
+    this.#metrics.newSessions++
+    this.#emit({type: 'session-started', sessionId: header})
+    await this.#records.saveSession({sessionId: header, protocolVersion: undefined})
+  }
+
+  /**
+   * [spec transports, session management] On 404 the session is gone: forget it and every cursor of it,
+   * settle every pending request. `background`: found by a stream, so reported through `onerror` (once).
+   */
+  async #expireSession(error: TransportError, background: boolean): Promise<void> {
+    const sessionId = this.#sessionId
+    if (sessionId === undefined) return
+    const settledRequests = await this.#endSession(error)
+    this.#emit({type: 'session-expired', sessionId, settledRequests})
+    if (background) this.#report(error)
+  }
+
+  /** Drops the session, its streams and its stored records; settles what was pending with `error`. */
+  async #endSession(error: TransportError): Promise<number> {
+    this.#sessionId = undefined
+    this.#protocolVersion = undefined
+    this.#inbox.forgetServerRequests()
+    for (const stream of this.#streams.values()) stream.controller.abort(error)
+    const settled = this.#inbox.settleAll(error)
+    await this.#records.clearSession()
+    return settled
+  }
+
+  /** The Client cancelled `requestId`: stop its stream and forget its cursor. Cancelling is never a GET. */
+  #abandon(requestId: JsonRpcId): void {
+    this.#inbox.forget(requestId)
+    this.#streams.get(requestKey(requestId))?.controller.abort()
+  }
+
+  /** Opens the standalone GET stream, unless it is open, not offered, or the era has none. */
+  #openStandalone(mode: 'open' | 'reattach', cursor: CursorRecord | undefined): void {
+    if (this.#stateless || !this.#standaloneOffered || this.#streams.has('standalone')) return
+    if (this.#lifetime === undefined) return
+    const stream = this.#addStream('standalone', undefined)
+    if (cursor !== undefined) {
+      stream.lastEventId = cursor.lastEventId
+      stream.cursorSessionId = this.#sessionId
+      stream.retryMs = cursor.retryMs
+    }
+    this.#track(this.#runStream(stream, mode))
+  }
+
+  /** Runs one stream to its end: consumes `first` (a POST's response) or opens it, then resumes it while it breaks. */
+  async #runStream(stream: Stream, first: Connection | 'open' | 'reattach', body?: ReadableStream<Uint8Array>): Promise<void> {
+    try {
+      let outcome: StreamOutcome
+      if (typeof first === 'string') {
+        outcome = await this.#reopen(stream, first)
+      } else {
+        const {completed} = await this.#consume(first, body!)
+        outcome = completed ? 'done' : 'again'
+      }
+      while (outcome === 'again') outcome = await this.#reopen(stream, 'reconnect')
+    } catch (error) {
+      this.#streamFailed(stream, error)
+    } finally {
+      this.#removeStream(stream)
+    }
+  }
+
+  /**
+   * One series of attempts to reopen `stream`, each decided by {@link decideReconnect} from what is held then.
+   * Resolves 'again' when a connection made progress and broke (a fresh series follows, count reset),
+   * 'done' when the stream is over; rejects when attempts run out or a failure is final.
+   */
+  #reopen(stream: Stream, mode: 'open' | 'reattach' | 'reconnect'): Promise<StreamOutcome> {
+    const {signal} = stream.controller
+    return retryWithBackoff(
+      async (attempt) => {
+        // [spec 2025-11-25 transports] the client MUST wait the stream's `retry` before reconnecting.
+        if ((mode === 'reconnect' || attempt > 1) && stream.retryMs !== undefined) await sleep(stream.retryMs, signal)
+        for (;;) {
+          const plan = this.#plan(stream, mode === 'open')
+          if (plan === 'done') return 'done'
+          const outcome = await this.#connect(stream, plan, attempt)
+          if (outcome !== 'rejected') return outcome
+          // The cursor was refused: decide again at once, it falls back to session resumption.
+          mode = 'reconnect'
+        }
+      },
+      this.#options.reconnect,
+      signal,
+      (error, attempt) =>
+        this.#emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt, error}),
+    )
+  }
+
+  /** What to send for the next connection of `stream`, or 'done' when this stream cannot continue. */
+  #plan(stream: Stream, firstOpen: boolean): {branch: ReconnectBranch | 'open'; lastEventId: string | undefined} | 'done' {
+    if (firstOpen) return {branch: 'open', lastEventId: undefined}
+    const cursor = stream.lastEventId === undefined ? undefined : {sessionId: stream.cursorSessionId, lastEventId: stream.lastEventId}
+    const decision = decideReconnect({
+      sessionId: this.#sessionId,
+      cursor,
+      cursorRejected: stream.rejection !== undefined,
+      stream: stream.kind,
+    })
+    if (decision.branch === 'stream-resumption') return {branch: decision.branch, lastEventId: decision.lastEventId}
+    if (decision.dropCursor) stream.lastEventId = undefined
+    if (decision.settleRequest) {
+      // The answer was on this stream and only a cursor could have brought it back.
+      const why = stream.rejection ?? new TransportError('network', 'the stream broke before any event ID')
+      this.#settle(stream, new TransportError('outcome-unknown', `${describeStream(stream)}: ${why.message}; the request was not sent again`, {cause: why}))
+    }
+    if (decision.branch === 'session-resumption' && stream.kind === 'standalone') {
+      return {branch: decision.branch, lastEventId: undefined}
+    }
+    // The session's server requests come back on a fresh stream attached without a cursor.
+    if (decision.branch === 'session-resumption') this.#openStandalone('reattach', undefined)
+    this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'abandoned'})
+    return 'done'
+  }
+
+  async #connect(
+    stream: Stream,
+    plan: {branch: ReconnectBranch | 'open'; lastEventId: string | undefined},
+    attempt: number,
+  ): Promise<StreamOutcome | 'rejected'> {
+    const {branch, lastEventId} = plan
+    const sessionId = this.#sessionId
+    const headers: ResumptionHeaders = {'mcp-session-id': sessionId, 'last-event-id': lastEventId}
+    if (branch === 'open') {
+      this.#emit({type: 'stream-opened', stream: stream.kind, requestId: stream.requestId, headers})
+    } else {
+      if (branch === 'stream-resumption') this.#metrics.streamResumptions++
+      if (branch === 'session-resumption') this.#metrics.sessionResumptions++
+      this.#emit({type: 'reconnect', stream: stream.kind, requestId: stream.requestId, branch, attempt, headers})
+    }
+    // [spec 2025-11-25 transports] resumption is always a GET with Last-Event-ID, whatever opened the stream.
+    const response = await exchange(this.#http, {
+      method: 'GET',
+      sessionId,
+      protocolVersion: this.#protocolVersion,
+      lastEventId,
+      signal: stream.controller.signal,
+    })
+    const answer = classifyStreamAnswer({
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      sentSession: sessionId !== undefined,
+      sentCursor: lastEventId !== undefined,
+    })
+    if (answer === 'open') {
+      const {completed, progressed} = await this.#consume({stream, branch, resumed: lastEventId !== undefined}, response.body!)
+      if (completed) return 'done'
+      if (progressed) return 'again'
+      throw new TransportError('network', `${describeStream(stream)} closed before any new event`)
+    }
+    if (answer === 'retry') throw await httpError(response, `GET ${describeStream(stream)}`)
+    if (answer === 'failed') throw stopRetrying(await httpError(response, `GET ${describeStream(stream)}`))
+    discard(response)
+    switch (answer) {
+      case 'session-expired': {
+        const error = new TransportError('session-expired', `Session ${sessionId} has expired (HTTP 404 on GET)`, {status: 404})
+        await this.#expireSession(error, true)
+        throw stopRetrying(error)
+      }
+      case 'cursor-rejected': {
+        const status = response.status
+        stream.rejection = new TransportError(
+          'resumption-rejected',
+          `The server refused Last-Event-ID ${JSON.stringify(lastEventId)} of ${describeStream(stream)} (HTTP ${status})`,
+          {status},
+        )
+        this.#emit({type: 'cursor-rejected', stream: stream.kind, requestId: stream.requestId, lastEventId: lastEventId!, status})
+        // A request stream reports it through its request; the standalone stream has no caller.
+        if (stream.kind === 'standalone') this.#report(stream.rejection)
+        return 'rejected'
+      }
+      case 'no-stream':
+        if (stream.kind === 'standalone') this.#standaloneOffered = false
+        this.#settle(stream, new TransportError('outcome-unknown', `${describeStream(stream)} cannot be resumed: the server offers no GET stream (HTTP ${response.status})`, {status: response.status}))
+        this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'not-offered'})
+        return 'done'
+      case 'ended':
+        this.#settle(stream, new TransportError('outcome-unknown', `The server ended ${describeStream(stream)} before answering (HTTP ${response.status})`, {status: response.status}))
+        this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'ended-by-server'})
+        return 'done'
+    }
+  }
+
+  /**
+   * Reads one connection of `stream`. Each network chunk: cursor moved, cursor stored, then its messages
+   * delivered one per turn. Stops at its request's answer. A broken connection is not an error here:
+   * the result says whether it completed the stream and whether it made progress.
+   */
+  async #consume(connection: Connection, body: ReadableStream<Uint8Array>): Promise<{completed: boolean; progressed: boolean}> {
+    const {stream} = connection
+    const reemitted = connection.branch === 'session-resumption'
+    let progressed = false
+    try {
+      await readEventStream(body, stream.controller.signal, async ({events, retryMs}) => {
+        // [spec 2025-11-25 transports] `retry` is per stream.
+        if (retryMs !== undefined) stream.retryMs = retryMs
+        let cursorMoved = retryMs !== undefined
+        const payloads: string[] = []
+        for (const event of events) {
+          if (event.id !== undefined && !this.#stateless) {
+            if (stream.seen.has(event.id)) {
+              this.#metrics.duplicatesDropped++
+              this.#emit({type: 'duplicate-dropped', what: 'event', id: event.id})
+              continue
+            }
+            // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
+            stream.lastEventId = event.id
+            stream.cursorSessionId = this.#sessionId
+            if (event.id !== '') stream.seen.set(event.id, true)
+            cursorMoved = true
+          }
+          progressed = true
+          // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
+          if (event.data === '') continue
+          if (connection.resumed) this.#metrics.replayedEvents++
+          if (event.event === undefined || event.event === 'message') payloads.push(event.data)
+        }
+        // At-least-once plus de-duplication: the cursor is stored before what it covers is delivered.
+        if (cursorMoved) await this.#saveCursors()
+        for (const payload of payloads) {
+          stream.controller.signal.throwIfAborted()
+          this.#receive(payload, reemitted)
+          await nextTurn()
+        }
+        return stream.answered ? 'stop' : undefined
+      })
+    } catch (error) {
+      if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
+      // A read failure is a dropped connection; what follows is the reconnect decision's business.
+      this.#emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
+    }
+    return {completed: stream.answered, progressed}
+  }
+
+  /** One SSE `data` field: parsed, then through the inbox. Bad data is reported and skipped, the stream goes on. */
+  #receive(payload: string, reemitted: boolean): void {
+    let messages: JSONRPCMessage[]
+    try {
+      messages = parseMessages(payload)
+    } catch (error) {
+      this.#report(error)
+      return
+    }
+    for (const message of messages) {
+      const answered = this.#inbox.receive(message, reemitted)
+      if (answered === undefined) continue
+      const owner = this.#streams.get(requestKey(answered))
+      if (owner !== undefined) owner.answered = true
+    }
+  }
+
+  #settle(stream: Stream, error: TransportError): void {
+    if (stream.requestId !== undefined) this.#inbox.settle(stream.requestId, error)
+  }
+
+  #streamFailed(stream: Stream, error: unknown): void {
+    // Closed, cancelled or expired: already accounted for by whoever aborted it.
+    if (stream.controller.signal.aborted) return
+    const cause = asError(error)
+    this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'given-up'})
+    if (stream.kind === 'request') {
+      this.#settle(stream, new TransportError('outcome-unknown', `${describeStream(stream)} could not be resumed: ${cause.message}; the request was not sent again`, {cause}))
+    } else {
+      this.#report(cause)
+    }
+  }
+
+  #addStream(kind: StreamKind, requestId: JsonRpcId | undefined): Stream {
+    const lifetime = this.#requireStarted()
+    const controller = new AbortController()
+    // Child of the transport's lifetime; the listener goes away with the stream (see #removeStream).
+    lifetime.signal.addEventListener('abort', () => controller.abort(lifetime.signal.reason), {
+      once: true,
+      signal: controller.signal,
+    })
+    const stream: Stream = {
+      key: kind === 'standalone' ? 'standalone' : requestKey(requestId!),
+      kind,
+      requestId,
+      controller,
+      lastEventId: undefined,
+      cursorSessionId: undefined,
+      retryMs: undefined,
+      rejection: undefined,
+      answered: false,
+      seen: new BoundedMap(seenEventIds),
+    }
+    this.#streams.set(stream.key, stream)
+    return stream
+  }
+
+  #removeStream(stream: Stream): void {
+    if (this.#streams.get(stream.key) !== stream) return
+    this.#streams.delete(stream.key)
+    stream.controller.abort(new TransportError('aborted', `${describeStream(stream)} is over`))
+    if (stream.lastEventId !== undefined && this.#sessionId !== undefined) this.#track(this.#saveCursors())
+  }
+
+  /** Stores the cursor of every stream of the current session (one coalesced write). */
+  #saveCursors(): Promise<void> {
+    const sessionId = this.#sessionId
+    if (sessionId === undefined) return Promise.resolve()
+    return this.#records.saveCursors(sessionId, () => {
+      const cursors = new Map<string, CursorRecord>()
+      for (const stream of this.#streams.values()) {
+        const {lastEventId} = stream
+        if (lastEventId === undefined || lastEventId === '' || stream.rejection !== undefined) continue
+        if (stream.cursorSessionId === sessionId) cursors.set(stream.key, {lastEventId, retryMs: stream.retryMs})
+      }
+      return cursors
+    })
+  }
+
+  /** Answers a re-sent server request with the answer the Client gave it before. */
+  async #resend(answer: JSONRPCMessage): Promise<void> {
+    try {
+      await this.send(answer)
+    } catch (error) {
+      if (!isTransportError(error, 'aborted')) this.#report(error)
+    }
+  }
+
+  #deliver(message: JSONRPCMessage): void {
+    try {
+      this.onmessage?.(message)
+    } catch (error) {
+      this.#report(error)
+    }
+  }
+
+  #report(error: unknown): void {
+    this.onerror?.(asError(error))
+  }
+
+  #emit(event: TransportEvent): void {
+    this.#options.onEvent(event)
+  }
+
+  #track(task: Promise<void>): void {
+    this.#tasks.add(task)
+    void task.finally(() => this.#tasks.delete(task))
+  }
+
+  #requireStarted(): AbortController {
+    if (this.#lifetime === undefined) {
+      throw new TransportError('aborted', 'The transport is not started: call start() (Client.connect does) first')
+    }
+    return this.#lifetime
+  }
+}
+
+function requestKey(id: JsonRpcId): string {
+  // JSON keeps 1 and "1" apart, as JSON-RPC does.
+  return `request:${JSON.stringify(id)}`
+}
+
+function describeStream(stream: Stream): string {
+  return stream.kind === 'standalone' ? 'the standalone GET stream' : `the response stream of request ${stream.requestId}`
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error))
+}
+
+/**
+ * [SDK interop] The SDK Client dispatches a notification one microtask after it receives it, but settles a
+ * response at once: delivering a request's last progress and its response in one turn loses the progress.
+ */
+function nextTurn(): Promise<void> {
+  return Promise.resolve()
+}
