@@ -3,6 +3,11 @@ export {MemoryStore, type JsonValue, type ResumptionStore} from './store.ts'
 export {TransportError, isTransportError, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
 export type {FetchLike, ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
-export type {ReconnectBranch} from './decision.ts'
 export type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './jsonrpc.ts'
+export {
+  decideReconnect,
+  type ReconnectBranch,
+  type ReconnectDecision,
+  type ReconnectInput,
+} from './decision.ts'
