@@ -146,7 +146,7 @@ export class ResumableHTTPClientTransport implements Transport {
     const requestId = requestIdOf(message)
     // [spec transports, session management] initialize starts a new session and carries no session ID.
     if (method === 'initialize' && this.#sessionId !== undefined) {
-      await this.#endSession(new TransportError('aborted', 'A new session was initialized'))
+      await this.#endSession(new TransportError('aborted', 'A new session was initialized')).cleared
     }
     this.#inbox.recordAnswer(message)
     const cancelled = cancelledRequestIdOf(message)
@@ -256,7 +256,7 @@ export class ResumableHTTPClientTransport implements Transport {
       throw await httpError(response, 'DELETE')
     }
     discard(response)
-    await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`))
+    await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
     this.#emit({type: 'session-terminated', sessionId, status: response.status})
   }
 
@@ -295,20 +295,23 @@ export class ResumableHTTPClientTransport implements Transport {
   async #expireSession(error: TransportError, background: boolean): Promise<void> {
     const sessionId = this.#sessionId
     if (sessionId === undefined) return
-    const settledRequests = await this.#endSession(error)
-    this.#emit({type: 'session-expired', sessionId, settledRequests})
+    const {settled, cleared} = this.#endSession(error)
+    this.#emit({type: 'session-expired', sessionId, settledRequests: settled})
     if (background) this.#report(error)
+    await cleared
   }
 
-  /** Drops the session, its streams and its stored records; settles what was pending with `error`. */
-  async #endSession(error: TransportError): Promise<number> {
+  /**
+   * Drops the session and its streams, and settles what was pending with `error`, all at once (so nothing
+   * observes a half-ended session); `cleared` resolves when its stored records are gone too.
+   */
+  #endSession(error: TransportError): {settled: number; cleared: Promise<void>} {
     this.#sessionId = undefined
     this.#protocolVersion = undefined
     this.#inbox.forgetServerRequests()
     for (const stream of this.#streams.values()) stream.controller.abort(error)
     const settled = this.#inbox.settleAll(error)
-    await this.#records.clearSession()
-    return settled
+    return {settled, cleared: this.#records.clearSession()}
   }
 
   /** The Client cancelled `requestId`: stop its stream and forget its cursor. Cancelling is never a GET. */
@@ -581,7 +584,9 @@ export class ResumableHTTPClientTransport implements Transport {
     if (this.#streams.get(stream.key) !== stream) return
     this.#streams.delete(stream.key)
     stream.controller.abort(new TransportError('aborted', `${describeStream(stream)} is over`))
-    if (stream.lastEventId !== undefined && this.#sessionId !== undefined) this.#track(this.#saveCursors())
+    // A stream cut short by close() keeps its stored cursor: the next process resumes from it.
+    const closing = this.#lifetime === undefined
+    if (!closing && stream.lastEventId !== undefined && this.#sessionId !== undefined) this.#track(this.#saveCursors())
   }
 
   /** Stores the cursor of every stream of the current session (one coalesced write). */

@@ -1,0 +1,108 @@
+/**
+ * The two failures the design note observed in the field, reproduced against a server that behaves as it
+ * describes, with the SDK Client on top: both must end well with this transport.
+ */
+import {CreateMessageRequestSchema, McpError} from '@modelcontextprotocol/sdk/types.js'
+import {describe, expect, it} from 'vitest'
+import {isTransportError, MemoryStore} from '../src/index.ts'
+import {connect, eventsOf, until, useMock} from './fixtures/harness.ts'
+
+/** The TransportError code a call failed with: thrown by `send`, or carried by the settling JSON-RPC error. */
+function codeOf(error: unknown): unknown {
+  if (isTransportError(error)) return error.code
+  return error instanceof McpError ? (error.data as {code?: unknown} | undefined)?.code : undefined
+}
+
+describe('design note, failure 1: restart without the event ID', () => {
+  it('re-attaches by session ID alone and answers the two re-emitted sampling requests exactly once', async () => {
+    const mock = useMock()
+    // Process A: the sampling requests reach it on the tool's stream, and it dies before answering them.
+    const store = new MemoryStore()
+    const before = await connect({store})
+    before.client.setRequestHandler(CreateMessageRequestSchema, () => new Promise<never>(() => {}))
+    const call = before.client.callTool({name: 'ask', arguments: {count: 2}}).catch((error: unknown) => error)
+    await until(() => mock.session.pending.size === 2)
+    const sessionId = before.transport.sessionId!
+    await before.client.close()
+    await call
+
+    // Process B: holds the session ID, lost every cursor.
+    const after = await connect({sessionId})
+    await until(() => after.sampled.length === 2 && mock.answers.size === 2)
+
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    const attach = mock.requests('GET').at(-1)!
+    expect(attach.sessionId).toBe(sessionId)
+    expect(attach.lastEventId).toBeUndefined()
+    expect([...mock.answers.values()].map((answers) => answers.length)).toEqual([1, 1])
+    expect(mock.executions).toEqual({ask: 1})
+    expect(after.transport.metrics).toMatchObject({sessionResumptions: 1, reemittedRequests: 2, replayedEvents: 0})
+    const [reconnect] = eventsOf(after.events, 'reconnect')
+    expect(reconnect).toMatchObject({
+      branch: 'session-resumption',
+      headers: {'mcp-session-id': sessionId, 'last-event-id': undefined},
+    })
+    await after.client.close()
+  })
+})
+
+describe('design note, failure 2: an event ID that outlived its session', () => {
+  it('resumes with the dead session, gets 404, surfaces session-expired and never re-sends the tools/call', async () => {
+    const mock = useMock({retryMs: 50})
+    const {client, transport, errors} = await connect()
+    const sessionId = transport.sessionId!
+    // The server closes the tool's stream after its priming event (polling), then garbage-collects the session.
+    mock.faults.cut = {after: 1, how: 'close', on: 'POST'}
+    const call = client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 20}}).catch((error: unknown) => error)
+    await until(() => mock.requests('POST', 'tools/call').length === 1)
+    mock.expire(sessionId, {dropConnections: false})
+    const error = await call
+    expect(codeOf(error)).toBe('session-expired')
+    const resumes = mock.requests('GET').filter((entry) => entry.lastEventId !== undefined)
+    expect(resumes).toEqual([expect.objectContaining({sessionId, status: 404, lastEventId: expect.stringMatching(/^p\d+_\d+$/)})])
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    expect(transport.sessionId).toBeUndefined()
+    expect(errors.filter((reported) => reported.message.includes('expired'))).toHaveLength(1)
+    await client.close()
+  })
+
+  it('a 404 to the answer of a server request is never retried, and the tools/call is not re-sent', async () => {
+    const mock = useMock()
+    const {client, transport} = await connect()
+    const sessionId = transport.sessionId!
+    let answer: (() => void) | undefined
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      await new Promise<void>((resolve) => (answer = resolve))
+      return {model: 'm', role: 'assistant', content: {type: 'text', text: 'late'}}
+    })
+    const call = client.callTool({name: 'ask'}).catch((error: unknown) => error)
+    await until(() => answer !== undefined)
+    mock.expire(sessionId)
+    answer!()
+
+    expect(codeOf(await call)).toBe('session-expired')
+    await until(() => mock.requests('POST').some((entry) => entry.status === 404))
+    const answers = mock.requests('POST').filter((entry) => entry.rpcMethod === undefined)
+    expect(answers).toEqual([expect.objectContaining({sessionId, status: 404})])
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    expect(mock.executions).toEqual({ask: 1})
+    await client.close()
+  })
+
+  it('the app re-initializes after expiry: close and connect the Client again, a new session starts', async () => {
+    const mock = useMock()
+    const {client, transport} = await connect()
+    mock.expire(transport.sessionId!)
+    const error = await client.callTool({name: 'echo'}).catch((caught: unknown) => caught)
+    expect(codeOf(error)).toBe('session-expired')
+    expect(transport.sessionId).toBeUndefined()
+
+    await client.close()
+    await client.connect(transport)
+    expect(transport.sessionId).toBe('session-2')
+    await client.callTool({name: 'echo'})
+    expect(mock.executions).toEqual({echo: 1})
+    expect(transport.metrics.newSessions).toBe(2)
+    await client.close()
+  })
+})

@@ -1,0 +1,165 @@
+import {http, HttpResponse} from 'msw'
+import {afterEach, describe, expect, it, vi} from 'vitest'
+import {isTransportError, ResumableHTTPClientTransport} from '../src/index.ts'
+import {connect, network, until, url, useMock} from './fixtures/harness.ts'
+import {RecordingStore} from './fixtures/recording-store.ts'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('close()', () => {
+  it('aborts every stream and backoff timer, leaves nothing running and sends no DELETE', async () => {
+    const mock = useMock()
+    const {transport} = await connect({reconnect: {minDelayMs: 60_000, maxDelayMs: 60_000}})
+    await until(() => mock.session.streams.size === 1)
+    const [standalone] = mock.session.streams.values()
+    // The tool's stream breaks with no event ID after the priming one is refused: make the GET fail so a
+    // backoff timer is pending when close() comes.
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    network.use(http.get(url, () => HttpResponse.error()))
+    standalone!.sink!.close()
+    await vi.waitFor(() => {
+      expect(vi.getTimerCount()).toBe(1)
+    })
+    let closed = 0
+    transport.onclose = () => closed++
+    await transport.close()
+
+    expect(vi.getTimerCount()).toBe(0)
+    expect(closed).toBe(1)
+    expect(mock.requests('DELETE')).toHaveLength(0)
+    expect(transport.sessionId).toBe('session-1')
+  })
+
+  it('sends DELETE first with terminateOnClose', async () => {
+    const mock = useMock()
+    const {transport} = await connect({terminateOnClose: true})
+    await transport.close()
+    expect(mock.requests('DELETE')).toEqual([expect.objectContaining({sessionId: 'session-1', status: 200})])
+    expect(transport.sessionId).toBeUndefined()
+  })
+
+  it('rejects a pending call at once with code aborted, and start() works again afterwards', async () => {
+    const mock = useMock()
+    const {client, transport} = await connect()
+    const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 50}}).catch((error: unknown) => error)
+    await until(() => mock.requests('POST', 'tools/call').length === 1)
+    await transport.close()
+    const error = await call
+    expect(error).toBeInstanceOf(Error)
+
+    await expect(transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})).rejects.toSatisfy((e) =>
+      isTransportError(e, 'aborted'),
+    )
+    await client.connect(transport)
+    // The session outlived the closed transport: the Client does not initialize again.
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    await client.close()
+  })
+
+  it('refuses a second start()', async () => {
+    useMock()
+    const {transport, client} = await connect()
+    await expect(transport.start()).rejects.toThrow(/already started/)
+    await client.close()
+  })
+})
+
+describe('terminateSession()', () => {
+  it.each([200, 204, 404, 405])('F34: DELETE answered %i clears the session and its stored cursors', async (status) => {
+    const mock = useMock({retryMs: 1})
+    const store = new RecordingStore()
+    const {transport, client} = await connect({store})
+    await client.callTool({name: 'echo'})
+    const deletes: (string | null)[] = []
+    network.use(
+      http.delete(url, ({request}) => {
+        deletes.push(request.headers.get('mcp-session-id'))
+        return new HttpResponse(null, {status})
+      }),
+    )
+    await transport.terminateSession()
+    expect(transport.sessionId).toBeUndefined()
+    expect(store.keys.size).toBe(0)
+    expect(deletes).toEqual(['session-1'])
+    expect(mock.requests('GET').length).toBeGreaterThan(0)
+    await client.close()
+  })
+
+  it('any other status rejects with http and keeps the session', async () => {
+    useMock()
+    const {transport, client} = await connect()
+    network.use(http.delete(url, () => new HttpResponse('busy', {status: 503})))
+    await expect(transport.terminateSession()).rejects.toSatisfy(
+      (error) => isTransportError(error, 'http') && error.status === 503,
+    )
+    expect(transport.sessionId).toBe('session-1')
+    await client.close()
+  })
+})
+
+describe('cancellation', () => {
+  it('F35: a cancelled call POSTs notifications/cancelled (never a GET) and forgets its stream', async () => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    const controller = new AbortController()
+    const call = client
+      .callTool({name: 'slow', arguments: {steps: 20, delayMs: 20}}, undefined, {signal: controller.signal})
+      .catch((error: unknown) => error)
+    await until(() => mock.requests('POST', 'tools/call').length === 1)
+    await until(() => store.writes.some((write) => write.key.endsWith('#cursors')))
+    controller.abort('user')
+    await call
+    await until(() => mock.requests('POST', 'notifications/cancelled').length === 1)
+    await until(() => store.writes.at(-1)?.key.endsWith('#cursors') === true)
+    expect(await store.cursor('request:1')).toBeUndefined()
+    expect(mock.requests('GET').filter((entry) => entry.lastEventId !== undefined)).toHaveLength(0)
+    await client.close()
+  })
+
+  it('F36: a dropped connection is never turned into a cancel', async () => {
+    const mock = useMock()
+    const {client} = await connect()
+    mock.faults.cut = {after: 1, how: 'error', on: 'POST'}
+    await client.callTool({name: 'slow', arguments: {steps: 2}})
+    expect(mock.requests('POST', 'notifications/cancelled')).toHaveLength(0)
+    expect(mock.executions).toEqual({slow: 1})
+    await client.close()
+  })
+})
+
+describe('durability', () => {
+  it('H41: the cursor of an event is in the store before the event reaches onmessage', async () => {
+    const store = new RecordingStore()
+    const frames = Array.from({length: 50}, (_, n) => `id: e${n + 1}\ndata: ${JSON.stringify({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}})}\n\n`)
+    useMock()
+    network.use(
+      http.get(url, () => {
+        // Several network chunks: the cursor must be stored once per chunk, before its events are delivered.
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let chunk = 0; chunk < 5; chunk++) controller.enqueue(new TextEncoder().encode(frames.slice(chunk * 10, chunk * 10 + 10).join('')))
+          },
+        })
+        return new HttpResponse(body, {headers: {'content-type': 'text/event-stream'}})
+      }),
+    )
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept'})
+    const checks: boolean[] = []
+    transport.onmessage = (message) => {
+      const n = (message as unknown as {params: {data: number}}).params.data
+      void store.cursor('standalone').then((stored) => checks.push(Number(stored?.slice(1)) >= n))
+    }
+    await transport.start()
+    await until(() => checks.length === 50)
+    expect(checks.every(Boolean)).toBe(true)
+    const cursorWrites = store.writes.filter((write) => write.op === 'set' && write.key.endsWith('#cursors'))
+    expect(cursorWrites.length).toBeLessThanOrEqual(5)
+    await transport.close()
+    // Closing keeps the cursor for the next process.
+    expect(await store.cursor('standalone')).toBe('e50')
+  })
+})
+
