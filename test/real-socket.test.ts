@@ -1,0 +1,43 @@
+/** Over real sockets on 127.0.0.1: a destroyed connection is a real network failure, not an injected one. */
+import {afterEach, describe, expect, it} from 'vitest'
+import {connectTo, eventsOf, until} from './fixtures/client.ts'
+import {MockMcpServer} from './fixtures/mock-server.ts'
+import {listen, type Listening} from './fixtures/node-server.ts'
+
+let server: Listening | undefined
+afterEach(async () => {
+  await server?.close()
+})
+
+describe('real sockets', () => {
+  it('B13: a socket destroyed mid-stream is resumed from the last stored event; the tool ran once', async () => {
+    const mock = new MockMcpServer()
+    server = await listen((request) => mock.handle(request))
+    const {client, transport, events} = await connectTo(server.url)
+    const progress: number[] = []
+    const call = client.callTool({name: 'slow', arguments: {steps: 6, delayMs: 30}}, undefined, {
+      onprogress: ({progress: step}) => progress.push(step),
+    })
+    await until(() => progress.length === 2)
+    server.dropConnections()
+    const result = await call
+
+    expect(result.content).toEqual([{type: 'text', text: 'done after 6 steps'}])
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6])
+    expect(mock.executions).toEqual({slow: 1})
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    const resumed = eventsOf(events, 'reconnect').filter((event) => event.stream === 'request')
+    expect(resumed[0]).toMatchObject({branch: 'stream-resumption', headers: {'mcp-session-id': transport.sessionId}})
+    expect(resumed[0]!.headers['last-event-id']).toMatch(/^p\d+_\d+$/)
+    await client.close()
+  })
+
+  it('close() ends the real connections it opened', async () => {
+    const mock = new MockMcpServer()
+    server = await listen((request) => mock.handle(request))
+    const {client} = await connectTo(server.url)
+    await until(() => [...(mock.sessions.values().next().value?.streams.values() ?? [])].some((s) => s.sink !== undefined))
+    await client.close()
+    await until(() => [...mock.session.streams.values()].every((stream) => stream.sink === undefined))
+  })
+})
