@@ -4,9 +4,11 @@ import {abortedError} from './errors.ts'
 /** How broken streams are reopened. Every field is optional; the defaults suit an agent on a flaky network. */
 export interface ReconnectOptions {
   /**
-   * Attempts in a row that may fail to reopen a stream (no new event) before it is given up.
-   * An attempt that moves the stream's cursor starts the count again, so a server that polls
-   * (closes after each event, 2025-11-25) is followed for as long as it makes progress.
+   * Attempts in a row that may fail to reopen a stream before it is given up. An attempt fails when it
+   * cannot connect, or when its connection ends without a new event and before `maxDelayMs` has passed.
+   * An attempt that brings events starts the count again, so a server that polls (closes after each
+   * event, 2025-11-25) is followed for as long as it makes progress, and an idle stream cut by a proxy
+   * every few minutes is reopened for ever.
    * @defaultValue 8
    */
   maxAttempts?: number | undefined

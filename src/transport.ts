@@ -363,7 +363,7 @@ export class ResumableHTTPClientTransport implements Transport {
         // [spec 2025-11-25 transports] the client MUST wait the stream's `retry` before reconnecting.
         if ((mode === 'reconnect' || attempt > 1) && stream.retryMs !== undefined) await sleep(stream.retryMs, signal)
         for (;;) {
-          const plan = this.#plan(stream, mode === 'open')
+          const plan = this.#plan(stream, mode === 'open' && attempt === 1)
           if (plan === 'done') return 'done'
           const outcome = await this.#connect(stream, plan, attempt)
           if (outcome !== 'rejected') return outcome
@@ -480,6 +480,7 @@ export class ResumableHTTPClientTransport implements Transport {
   async #consume(connection: Connection, body: ReadableStream<Uint8Array>): Promise<{completed: boolean; progressed: boolean}> {
     const {stream} = connection
     const reemitted = connection.branch === 'session-resumption'
+    const openedAt = Date.now()
     let progressed = false
     try {
       await readEventStream(body, stream.controller.signal, async ({events, retryMs}) => {
@@ -520,7 +521,9 @@ export class ResumableHTTPClientTransport implements Transport {
       // A read failure is a dropped connection; what follows is the reconnect decision's business.
       this.#emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
     }
-    return {completed: stream.answered, progressed}
+    // An idle stream that lived longer than the longest backoff was healthy: its end is no failed attempt.
+    const lived = Date.now() - openedAt >= this.#options.reconnect.maxDelayMs
+    return {completed: stream.answered, progressed: progressed || lived}
   }
 
   /** One SSE `data` field: parsed, then through the inbox. Bad data is reported and skipped, the stream goes on. */
