@@ -481,7 +481,7 @@ export class ResumableHTTPClientTransport implements Transport {
     const {stream} = connection
     const reemitted = connection.branch === 'session-resumption'
     const openedAt = Date.now()
-    let progressed = false
+    let received = 0
     try {
       await readEventStream(body, stream.controller.signal, async ({events, retryMs}) => {
         // [spec 2025-11-25 transports] `retry` is per stream.
@@ -501,7 +501,7 @@ export class ResumableHTTPClientTransport implements Transport {
             if (event.id !== '') stream.seen.set(event.id, true)
             cursorMoved = true
           }
-          progressed = true
+          received++
           // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
           if (event.data === '') continue
           if (connection.resumed) this.#metrics.replayedEvents++
@@ -523,7 +523,7 @@ export class ResumableHTTPClientTransport implements Transport {
     }
     // An idle stream that lived longer than the longest backoff was healthy: its end is no failed attempt.
     const lived = Date.now() - openedAt >= this.#options.reconnect.maxDelayMs
-    return {completed: stream.answered, progressed: progressed || lived}
+    return {completed: stream.answered, progressed: received > 0 || lived}
   }
 
   /** One SSE `data` field: parsed, then through the inbox. Bad data is reported and skipped, the stream goes on. */
