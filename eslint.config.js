@@ -2,7 +2,7 @@ import {defineConfig} from 'eslint/config'
 import tseslint from 'typescript-eslint'
 
 export default defineConfig(
-  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'playground/**', 'coverage/**', 'eslint.config.js']},
+  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'playground/**', 'coverage/**', '.demo/**', 'eslint.config.js']},
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {

@@ -64,6 +64,14 @@ export function retryWithBackoff<T>(
   })
 }
 
+/**
+ * The wait before the first reconnect of a series, when the server sent no `retry`: p-retry's first delay
+ * (`minDelayMs`, jittered up to twice it). p-retry itself only waits between failed attempts.
+ */
+export function firstBackoff(policy: ReconnectPolicy): number {
+  return Math.min(Math.round(policy.minDelayMs * (1 + Math.random())), policy.maxDelayMs)
+}
+
 /** Waits `ms`, or rejects with the abort reason as soon as `signal` aborts; leaves no timer behind. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

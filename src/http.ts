@@ -24,6 +24,8 @@ export interface HttpClient {
  */
 export async function exchange(client: HttpClient, request: WireRequest): Promise<Response> {
   const headers = new Headers(client.requestInit.headers)
+  // The resumption headers are the transport's alone: one set by the app must not leak into a request.
+  for (const name of ['mcp-session-id', 'mcp-protocol-version', 'last-event-id']) headers.delete(name)
   // [spec transports, sending messages] the client accepts both a JSON body and an SSE stream.
   headers.set('accept', request.method === 'GET' ? 'text/event-stream' : 'application/json, text/event-stream')
   if (request.body !== undefined) headers.set('content-type', 'application/json')

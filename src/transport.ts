@@ -1,13 +1,13 @@
 import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage, MessageExtraInfo} from '@modelcontextprotocol/sdk/types.js'
-import {retryWithBackoff, sleep, stopRetrying} from './backoff.ts'
+import {firstBackoff, retryWithBackoff, sleep, stopRetrying} from './backoff.ts'
 import {BoundedMap} from './bounded.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from './decision.ts'
 import {abortedError, isTransportError, TransportError} from './errors.ts'
 import type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
 import {Inbox} from './inbox.ts'
-import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, type JsonRpcId} from './jsonrpc.ts'
+import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, responseIdOf, type JsonRpcId} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
 import {SessionRecords, type CursorRecord} from './records.ts'
 import {readEventStream} from './sse.ts'
@@ -79,6 +79,8 @@ export class ResumableHTTPClientTransport implements Transport {
   #protocolVersion: string | undefined
   #stateless = false
   #standaloneOffered = true
+  /** The session ID offered with the initialize response, taken once that response proves a success. */
+  #offered: {requestId: JsonRpcId; sessionId: string} | undefined
   /** Present between `start()` and `close()`; the root of the abort tree. */
   #lifetime: AbortController | undefined
 
@@ -191,11 +193,13 @@ export class ResumableHTTPClientTransport implements Transport {
       throw error
     }
     if (!response.ok) throw fail(await httpError(response, `POST ${method ?? 'response'}`))
-    try {
-      if (method === 'initialize') await this.#adoptSession(response.headers.get('mcp-session-id'))
-    } catch (error) {
-      discard(response)
-      throw fail(error)
+    if (method === 'initialize' && requestId !== undefined) {
+      try {
+        this.#offered = offeredSession(requestId, response.headers.get('mcp-session-id'))
+      } catch (error) {
+        discard(response)
+        throw fail(error)
+      }
     }
 
     if (stream === undefined || requestId === undefined) {
@@ -221,7 +225,7 @@ export class ResumableHTTPClientTransport implements Transport {
     }
     this.#removeStream(stream)
     for (const received of messages) {
-      this.#inbox.receive(received, false)
+      this.#take(received, false)
       await nextTurn()
     }
     const missing = new TransportError('protocol', `The JSON answer to ${method} ${requestId} did not contain its response`)
@@ -275,17 +279,24 @@ export class ResumableHTTPClientTransport implements Transport {
     this.onclose?.()
   }
 
-  /** Takes the session ID of a successful initialize response. */
-  async #adoptSession(header: string | null): Promise<void> {
-    // Without the header, the server keeps no session: nothing will be resumable.
-    if (header === null) return
-    if (!validSessionId.test(header)) {
-      throw new TransportError('protocol', `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`)
+  /**
+   * Hands `message` to the inbox. The session ID offered with the initialize response is taken only now, and
+   * only when that response is a result: an error answering initialize starts no session.
+   */
+  #take(message: JSONRPCMessage, reemitted: boolean): JsonRpcId | undefined {
+    const offered = this.#offered
+    if (offered !== undefined && responseIdOf(message) === offered.requestId) {
+      this.#offered = undefined
+      if ('result' in message) this.#adoptSession(offered.sessionId)
     }
-    this.#sessionId = header
+    return this.#inbox.receive(message, reemitted)
+  }
+
+  #adoptSession(sessionId: string): void {
+    this.#sessionId = sessionId
     this.#metrics.newSessions++
-    this.#emit({type: 'session-started', sessionId: header})
-    await this.#records.saveSession({sessionId: header, protocolVersion: undefined})
+    this.#emit({type: 'session-started', sessionId})
+    this.#track(this.#records.saveSession({sessionId, protocolVersion: undefined}))
   }
 
   /**
@@ -344,6 +355,7 @@ export class ResumableHTTPClientTransport implements Transport {
         outcome = completed ? 'done' : 'again'
       }
       while (outcome === 'again') outcome = await this.#reopen(stream, 'reconnect')
+      if (stream.answered) this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'completed'})
     } catch (error) {
       this.#streamFailed(stream, error)
     } finally {
@@ -360,8 +372,12 @@ export class ResumableHTTPClientTransport implements Transport {
     const {signal} = stream.controller
     return retryWithBackoff(
       async (attempt) => {
-        // [spec 2025-11-25 transports] the client MUST wait the stream's `retry` before reconnecting.
-        if ((mode === 'reconnect' || attempt > 1) && stream.retryMs !== undefined) await sleep(stream.retryMs, signal)
+        // [spec 2025-11-25 transports] the client MUST wait the stream's `retry` before reconnecting; without
+        // one, the first reconnect of a series waits a first backoff (p-retry spaces the later ones).
+        if (mode === 'reconnect' || attempt > 1) {
+          const wait = stream.retryMs ?? (attempt === 1 ? firstBackoff(this.#options.reconnect) : 0)
+          if (wait > 0) await sleep(wait, signal)
+        }
         for (;;) {
           const plan = this.#plan(stream, mode === 'open' && attempt === 1)
           if (plan === 'done') return 'done'
@@ -536,7 +552,7 @@ export class ResumableHTTPClientTransport implements Transport {
       return
     }
     for (const message of messages) {
-      const answered = this.#inbox.receive(message, reemitted)
+      const answered = this.#take(message, reemitted)
       if (answered === undefined) continue
       const owner = this.#streams.get(requestKey(answered))
       if (owner !== undefined) owner.answered = true
@@ -643,6 +659,16 @@ export class ResumableHTTPClientTransport implements Transport {
     }
     return this.#lifetime
   }
+}
+
+/** The session ID offered with an initialize response, checked at once: only visible ASCII is allowed. */
+function offeredSession(requestId: JsonRpcId, header: string | null): {requestId: JsonRpcId; sessionId: string} | undefined {
+  // Without the header, the server keeps no session: nothing will be resumable.
+  if (header === null) return undefined
+  if (!validSessionId.test(header)) {
+    throw new TransportError('protocol', `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`)
+  }
+  return {requestId, sessionId: header}
 }
 
 function requestKey(id: JsonRpcId): string {

@@ -1,0 +1,235 @@
+/**
+ * Bad input from every side: the server (broken SSE, data that is not JSON-RPC, bad `retry`), the app's store
+ * and callbacks, and the constructor's arguments. None of it may take a healthy connection down.
+ */
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {McpError} from '@modelcontextprotocol/sdk/types.js'
+import {http, HttpResponse} from 'msw'
+import {afterEach, describe, expect, it, vi} from 'vitest'
+import {
+  isTransportError,
+  ResumableHTTPClientTransport,
+  type JsonRpcId,
+  type ReconnectOptions,
+  type ResumptionStore,
+} from '../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+const encoder = new TextEncoder()
+
+function frame(message: object, id?: string): string {
+  return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`
+}
+
+function result(id: JsonRpcId): object {
+  return {jsonrpc: '2.0', id, result: {content: [{type: 'text', text: 'ok'}]}}
+}
+
+/** An SSE response sending `chunks` one network chunk each, then closing. */
+function sse(chunks: string[]): Response {
+  const pending = [...chunks]
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = pending.shift()
+      if (chunk === undefined) controller.close()
+      else controller.enqueue(encoder.encode(chunk))
+    },
+  })
+  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+}
+
+/** Answers every `tools/call` with `reply`; everything else goes to the mock. */
+function answerToolCalls(reply: (id: JsonRpcId) => Response): void {
+  network.use(
+    http.post(url, async ({request}) => {
+      const body = (await request.clone().json()) as {method?: string; id?: JsonRpcId}
+      return body.method === 'tools/call' ? reply(body.id!) : undefined
+    }),
+  )
+}
+
+function codeOf(error: unknown): unknown {
+  if (isTransportError(error)) return error.code
+  return error instanceof McpError ? (error.data as {code?: unknown} | undefined)?.code : undefined
+}
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => expect.fail('expected a rejection'),
+    (error: unknown) => error,
+  )
+}
+
+/** Lets real I/O run while fake timers stand still. */
+async function flush(): Promise<void> {
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+/** Advances fake time 1 ms at a time, with I/O in between, until `predicate` holds; returns the ms it took. */
+async function msUntil(predicate: () => boolean, limit = 2000): Promise<number> {
+  for (let ms = 0; ms <= limit; ms++) {
+    await flush()
+    if (predicate()) return ms
+    await vi.advanceTimersByTimeAsync(1)
+  }
+  throw new Error(`condition not met within ${limit} ms of fake time`)
+}
+
+describe('bad data from the server', () => {
+  it.each([
+    ['non-JSON data', 'data: {not json\n\n'],
+    ['JSON broken across data lines', 'data: {"jsonrpc": "2.0",\ndata: "method":\n\n'],
+    ['JSON that is not JSON-RPC', 'data: {"hello": "world"}\n\n'],
+    ['a batch with a non-JSON-RPC member', `data: [${JSON.stringify({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 1}})}, 42]\n\n`],
+  ])('an SSE event with %s is reported to onerror as protocol; the stream goes on and the response arrives', async (_what, bad) => {
+    useMock()
+    const {client, transport, errors} = await connect()
+    answerToolCalls((id) => sse([`id: e1\n${bad}`, frame(result(id), 'e2')]))
+    const answer = await client.callTool({name: 'echo'})
+    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+    expect(errors).toHaveLength(1)
+    expect(isTransportError(errors[0], 'protocol')).toBe(true)
+    expect(transport.metrics.streamResumptions).toBe(0)
+    await client.close()
+  })
+
+  it.each([
+    ['JSON that is not JSON-RPC', () => HttpResponse.json({hello: 'world'})],
+    ['a body that is not JSON', () => new HttpResponse('{oops', {headers: {'content-type': 'application/json'}})],
+  ])('a JSON answer with %s rejects the call with protocol', async (_what, reply) => {
+    useMock()
+    const {client} = await connect()
+    answerToolCalls(reply)
+    expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('protocol')
+    await client.close()
+  })
+
+  it('a JSON answer without the response of its request settles the call at once with protocol', async () => {
+    useMock()
+    const {client} = await connect()
+    answerToolCalls((id) => HttpResponse.json(result(`not-${id}`)))
+    const error = await failure(client.callTool({name: 'echo'}))
+    expect(error).toBeInstanceOf(McpError)
+    expect(codeOf(error)).toBe('protocol')
+    await client.close()
+  })
+
+  it.each(['abc', '-5', '1.5', '5s', '1e3'])('G25: a retry field %j (not all digits) is ignored: the last valid retry still rules', async (bad) => {
+    useMock()
+    const transport = new ResumableHTTPClientTransport(new URL(url))
+    const messages: JSONRPCMessage[] = []
+    transport.onmessage = (message) => messages.push(message)
+    await transport.start()
+    const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
+    await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
+    answerToolCalls(() => sse(['retry: 300\nid: e1\ndata: \n\n', `retry: ${bad}\nid: e2\ndata: \n\n`]))
+    const resumes: (string | null)[] = []
+    network.use(
+      http.get(url, ({request}) => {
+        resumes.push(request.headers.get('last-event-id'))
+        return sse([frame(result(1), 'e3')])
+      }),
+    )
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'echo'}})
+
+    expect(await msUntil(() => resumes.length === 1)).toBe(300)
+    expect(resumes).toEqual(['e2'])
+    await msUntil(() => messages.length === 2)
+    expect(messages[1]).toEqual(result(1))
+    await transport.close()
+  })
+})
+
+describe('a misbehaving app', () => {
+  it.each(['throws', 'rejects'] as const)('a store that %s on every call is reported as store-error; the connection keeps working', async (how) => {
+    const broken = (operation: string): Promise<never> => {
+      const error = new Error(`store ${operation} failed`)
+      if (how === 'throws') throw error
+      return Promise.reject(error)
+    }
+    const store: ResumptionStore = {get: () => broken('get'), set: () => broken('set'), delete: () => broken('delete')}
+    const mock = useMock()
+    const {client, transport, events} = await connect({store})
+    expect(transport.sessionId).toBe('session-1')
+    await until(() => mock.requests('GET').length === 1)
+    mock.faults.cut = {after: 2, how: 'error', on: 'POST'}
+    const answer = await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}})
+    expect(answer.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
+
+    expect(transport.metrics.streamResumptions).toBe(1)
+    const failures = eventsOf(events, 'store-error')
+    expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store get failed')})
+    expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store set failed')})
+    expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#cursors$/), error: new Error('store set failed')})
+    await client.close()
+  })
+
+  it('an onEvent listener that throws breaks nothing: the call resumes and completes, onerror stays quiet', async () => {
+    const mock = useMock()
+    const {client, transport, events, errors} = await connect({
+      onEvent: () => {
+        throw new Error('listener bug')
+      },
+    })
+    await until(() => mock.requests('GET').length === 1)
+    mock.faults.cut = {after: 2, how: 'error', on: 'POST'}
+    const answer = await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}})
+    expect(answer.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
+    expect(eventsOf(events, 'reconnect')).toHaveLength(1)
+    expect(transport.metrics.streamResumptions).toBe(1)
+    expect(errors).toEqual([])
+    await client.close()
+  })
+
+  it('an onmessage that throws is reported through onerror, and later messages are still delivered', async () => {
+    useMock()
+    const transport = new ResumableHTTPClientTransport(new URL(url))
+    const delivered: JSONRPCMessage[] = []
+    const thrown: Error[] = []
+    const reported: Error[] = []
+    transport.onmessage = (message) => {
+      delivered.push(message)
+      const error = new Error(`app bug ${delivered.length}`)
+      thrown.push(error)
+      throw error
+    }
+    transport.onerror = (error) => reported.push(error)
+    await transport.start()
+    const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
+    await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/list'})
+    await until(() => delivered.length === 2)
+
+    expect(delivered.map((message) => ('id' in message ? message.id : undefined))).toEqual([0, 1])
+    expect(reported).toEqual(thrown)
+    await transport.close()
+  })
+})
+
+describe('bad constructor arguments', () => {
+  it('a string instead of a URL is a TypeError', () => {
+    expect(() => new ResumableHTTPClientTransport('http://x' as unknown as URL)).toThrow(TypeError)
+  })
+
+  it('a fetch that is not a function is a TypeError naming options.fetch', () => {
+    const fetch = 'fetch' as unknown as typeof globalThis.fetch
+    expect(() => new ResumableHTTPClientTransport(new URL(url), {fetch})).toThrow(/options\.fetch/)
+  })
+
+  it.each<[string, ReconnectOptions]>([
+    ['maxAttempts', {maxAttempts: 0}],
+    ['maxAttempts', {maxAttempts: '3' as unknown as number}],
+    ['minDelayMs', {minDelayMs: -1}],
+    ['maxDelayMs', {maxDelayMs: Number.NaN}],
+    ['factor', {factor: Number.POSITIVE_INFINITY}],
+  ])('a bad reconnect.%s is a TypeError naming it', (name, reconnect) => {
+    const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), {reconnect})
+    expect(create).toThrow(TypeError)
+    expect(create).toThrow(`reconnect.${name}`)
+  })
+})

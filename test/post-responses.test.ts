@@ -1,0 +1,363 @@
+/**
+ * Test plan B (POST responses): JSON and SSE answers, streams that break before their response, `retry` and
+ * backoff. A request is never POSTed twice.
+ */
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {McpError} from '@modelcontextprotocol/sdk/types.js'
+import {http, HttpResponse} from 'msw'
+import {afterEach, describe, expect, it, vi} from 'vitest'
+import {
+  isTransportError,
+  ResumableHTTPClientTransport,
+  type JsonRpcId,
+  type ResumableHTTPClientTransportOptions,
+  type TransportEvent,
+} from '../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
+import {RecordingStore} from './fixtures/recording-store.ts'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+const encoder = new TextEncoder()
+const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
+
+/** One SSE event carrying `message`, with an event ID when given. */
+function frame(message: object, id?: string): string {
+  return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`
+}
+
+function result(id: JsonRpcId, text = 'ok'): object {
+  return {jsonrpc: '2.0', id, result: {content: [{type: 'text', text}]}}
+}
+
+/** An SSE response: `chunks` one network chunk each, then the connection closes, breaks, or stays open. */
+function sse(chunks: string[], end: 'close' | 'error' | 'open' = 'close'): Response {
+  const pending = [...chunks]
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const chunk = pending.shift()
+      if (chunk !== undefined) controller.enqueue(encoder.encode(chunk))
+      else if (end === 'close') controller.close()
+      else if (end === 'open') await new Promise<never>(() => {})
+      else {
+        // A drop loses what is still queued: let the client read what was sent first.
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        controller.error(new TypeError('terminated'))
+      }
+    },
+  })
+  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+}
+
+/** Answers every `tools/call` with `reply`; everything else goes to the mock. Returns the calls' headers. */
+function answerToolCalls(reply: (id: JsonRpcId) => Response): Headers[] {
+  const calls: Headers[] = []
+  network.use(
+    http.post(url, async ({request}) => {
+      const body = (await request.clone().json()) as {method?: string; id?: JsonRpcId}
+      if (body.method !== 'tools/call') return undefined
+      calls.push(request.headers)
+      return reply(body.id!)
+    }),
+  )
+  return calls
+}
+
+/** Answers every GET carrying Last-Event-ID with `reply(n)` (n from 1); plain GETs go to the mock. */
+function answerResumes(reply: (n: number) => Response): {lastEventId: string | null; sessionId: string | null}[] {
+  const resumes: {lastEventId: string | null; sessionId: string | null}[] = []
+  network.use(
+    http.get(url, ({request}) => {
+      const lastEventId = request.headers.get('last-event-id')
+      if (lastEventId === null) return undefined
+      resumes.push({lastEventId, sessionId: request.headers.get('mcp-session-id')})
+      return reply(resumes.length)
+    }),
+  )
+  return resumes
+}
+
+/** Records what the transport hands the Client, then hands it on. */
+function tap(transport: ResumableHTTPClientTransport): JSONRPCMessage[] {
+  const seen: JSONRPCMessage[] = []
+  const deliver = transport.onmessage
+  transport.onmessage = (message, extra) => {
+    seen.push(message)
+    deliver?.(message, extra)
+  }
+  return seen
+}
+
+/** The TransportError code a call failed with: thrown by `send`, or carried by the settling JSON-RPC error. */
+function codeOf(error: unknown): unknown {
+  if (isTransportError(error)) return error.code
+  return error instanceof McpError ? (error.data as {code?: unknown} | undefined)?.code : undefined
+}
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => expect.fail('expected a rejection'),
+    (error: unknown) => error,
+  )
+}
+
+/** A transport without the Client, initialized with the mock (no standalone GET: no notifications/initialized). */
+async function driven(options: ResumableHTTPClientTransportOptions = {}) {
+  const events: TransportEvent[] = []
+  const messages: JSONRPCMessage[] = []
+  const transport = new ResumableHTTPClientTransport(new URL(url), {...options, onEvent: (event) => events.push(event)})
+  transport.onmessage = (message) => messages.push(message)
+  await transport.start()
+  const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
+  await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
+  const call = (id: number): Promise<void> => transport.send({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo'}})
+  const answerTo = (id: number): JSONRPCMessage | undefined => messages.find((message) => 'id' in message && message.id === id)
+  return {transport, events, messages, call, answerTo}
+}
+
+/** Lets real I/O run while fake timers stand still. */
+async function flush(): Promise<void> {
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+/** Advances fake time 1 ms at a time, with I/O in between, until `predicate` holds; returns the ms it took. */
+async function msUntil(predicate: () => boolean, limit = 5000): Promise<number> {
+  for (let ms = 0; ms <= limit; ms++) {
+    await flush()
+    if (predicate()) return ms
+    await vi.advanceTimersByTimeAsync(1)
+  }
+  throw new Error(`condition not met within ${limit} ms of fake time`)
+}
+
+describe('B7: JSON responses', () => {
+  it('B7: a JSON response is delivered once, with no stream and no reconnect', async () => {
+    const mock = useMock({json: true})
+    const {client, transport, events} = await connect()
+    const seen = tap(transport)
+    const answer = await client.callTool({name: 'echo', arguments: {n: 1}})
+    expect(answer.content).toEqual([{type: 'text', text: 'echo: {"n":1}'}])
+    await client.listTools()
+
+    expect(seen.filter((message) => 'result' in message)).toHaveLength(2)
+    expect(mock.executions).toEqual({echo: 1})
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    expect(eventsOf(events, 'reconnect')).toEqual([])
+    expect(eventsOf(events, 'stream-opened').filter((event) => event.stream === 'request')).toEqual([])
+    await client.close()
+  })
+
+  it.each([
+    ['text/html', '<html>proxy error</html>'],
+    ['application/json-seq', '{}'],
+  ])('B7: a request answered 200 with content type %s is rejected with protocol and not sent again', async (type, text) => {
+    useMock()
+    const {client} = await connect()
+    const calls = answerToolCalls(() => new HttpResponse(text, {headers: {'content-type': type}}))
+    const error = await failure(client.callTool({name: 'echo'}))
+    expect(codeOf(error)).toBe('protocol')
+    await client.listTools()
+    expect(calls).toHaveLength(1)
+    await client.close()
+  })
+})
+
+describe('B8: a stream that breaks before any event ID', () => {
+  it.each(['error', 'close'] as const)(
+    'B8: connection %s before the response: the call rejects at once with outcome-unknown, no re-POST, no resume GET',
+    async (end) => {
+      const mock = useMock()
+      const {client, transport} = await connect()
+      await until(() => mock.requests('GET').length === 1)
+      const calls = answerToolCalls(() => sse([frame(note)], end))
+      const started = Date.now()
+      // A hang would end in the SDK's request timeout (60 s by default; 3 s here) with another error.
+      const error = await failure(client.callTool({name: 'echo'}, undefined, {timeout: 3000}))
+      expect(Date.now() - started).toBeLessThan(1000)
+      expect(error).toBeInstanceOf(McpError)
+      expect(codeOf(error)).toBe('outcome-unknown')
+      await client.listTools()
+
+      expect(calls).toHaveLength(1)
+      expect(mock.log.filter((entry) => entry.lastEventId !== undefined)).toEqual([])
+      expect(mock.requests('GET')).toHaveLength(1)
+      expect(transport.metrics.streamResumptions).toBe(0)
+      await client.close()
+    },
+  )
+
+  it('B8: a POST that fails at the network level rejects with outcome-unknown and is never sent again', async () => {
+    useMock()
+    const {client} = await connect()
+    const calls = answerToolCalls(() => HttpResponse.error())
+    const error = await failure(client.callTool({name: 'echo'}))
+    expect(isTransportError(error, 'outcome-unknown')).toBe(true)
+    expect(isTransportError((error as Error).cause, 'network')).toBe(true)
+    await client.listTools()
+    expect(calls).toHaveLength(1)
+    await client.close()
+  })
+})
+
+async function primingMovesTheCursor(priming: string): Promise<void> {
+  useMock()
+  const store = new RecordingStore()
+  const {client, transport, errors} = await connect({store})
+  const seen = tap(transport)
+  let callId: JsonRpcId | undefined
+  const calls = answerToolCalls((id) => {
+    callId = id
+    return sse([`retry: 1\n${priming}`], 'close')
+  })
+  const resumes = answerResumes(() => sse([frame(result(callId!), 'e2')]))
+  await client.callTool({name: 'echo'})
+
+  expect(resumes).toEqual([{lastEventId: 'e1', sessionId: 'session-1'}])
+  const stored = store.writes.map((write) => (write.value as {streams?: Record<string, {lastEventId: string}>} | undefined)?.streams)
+  expect(stored).toContainEqual({[`request:${callId}`]: {lastEventId: 'e1', retryMs: 1}})
+  expect(seen.map((message) => ('id' in message ? message.id : undefined))).toEqual([callId])
+  expect(errors).toEqual([])
+  expect(calls).toHaveLength(1)
+  await client.close()
+}
+
+describe('B9: priming events', () => {
+  it('B9: a priming event (ID, empty data) moves the cursor, is stored, and is never parsed or delivered', () =>
+    primingMovesTheCursor('id: e1\ndata: \n\n'))
+
+  // Known limitation: eventsource-parser 3 (pinned; 4 needs Node 22.12) never reports an event without a data
+  // line, so its ID cannot reach the transport, although WHATWG counts it. `it.fails` flags the day it works.
+  it.fails('B9: a priming event with no data line moves the cursor too (WHATWG)', () => primingMovesTheCursor('id: e1\n\n'))
+})
+
+describe('B10: a stream that ends after its response', () => {
+  it.each([
+    ['a result', 'close', {result: {content: []}}],
+    ['a JSON-RPC error', 'close', {error: {code: -32602, message: 'bad arguments'}}],
+    ['a result, the connection left open', 'open', {result: {content: []}}],
+  ] as const)('B10: after %s the stream is finished: no reconnect, its cursor deleted', async (_what, end, outcome) => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    const {client, transport, events} = await connect({store})
+    let callId: JsonRpcId | undefined
+    answerToolCalls((id) => {
+      callId = id
+      return sse(['retry: 1\nid: e1\ndata: \n\n', frame({jsonrpc: '2.0', id, ...outcome}, 'e2')], end)
+    })
+    const error = await client.callTool({name: 'echo'}).then(() => undefined, (e: unknown) => e)
+    if ('error' in outcome) expect(error).toMatchObject({code: -32602})
+    else expect(error).toBeUndefined()
+    await client.listTools()
+    // `retry: 1`: a wrong reconnect would have come by now.
+    await new Promise((resolve) => setTimeout(resolve, 20))
+
+    expect(eventsOf(events, 'reconnect')).toEqual([])
+    expect(mock.log.filter((entry) => entry.lastEventId !== undefined)).toEqual([])
+    expect(transport.metrics.streamResumptions).toBe(0)
+    expect(await store.cursor(`request:${callId}`)).toBeUndefined()
+    await client.close()
+  })
+
+  it('B10: reports the finished stream as stream-closed with reason completed', async () => {
+    useMock()
+    const {client, events} = await connect()
+    await client.callTool({name: 'slow', arguments: {steps: 1}})
+    await until(() => eventsOf(events, 'stream-closed').length > 0, 300)
+    expect(eventsOf(events, 'stream-closed')).toEqual([expect.objectContaining({stream: 'request', reason: 'completed'})])
+    await client.close()
+  })
+})
+
+describe('B11: server close with retry', () => {
+  it('B11: closed after E_k with retry R: GET with Last-Event-ID E_k exactly R ms later, never a re-POST', async () => {
+    const retryMs = 400
+    useMock()
+    const {transport, call, answerTo} = await driven()
+    const calls = answerToolCalls(() => sse([`retry: ${retryMs}\nid: e1\ndata: \n\n`, frame(note, 'e2')], 'close'))
+    const resumes = answerResumes(() => sse([frame(result(7), 'e3')]))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    await call(7)
+
+    expect(await msUntil(() => resumes.length === 1)).toBe(retryMs)
+    await msUntil(() => answerTo(7) !== undefined)
+    expect(answerTo(7)).toEqual(result(7))
+    expect(resumes).toEqual([{lastEventId: 'e2', sessionId: 'session-1'}])
+    expect(calls).toHaveLength(1)
+    await transport.close()
+  })
+})
+
+describe('B12: no retry: backoff, attempts counted per stream', () => {
+  it('B12: the count resets when the cursor advances; with no progress the stream is given up after maxAttempts', async () => {
+    useMock()
+    const {client, transport, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}})
+    const calls = answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
+    // Three resumes each bring one new event and close; after that the server accepts and closes at once.
+    const resumes = answerResumes((n) => sse(n <= 3 ? [frame(note, `e${n + 1}`)] : [], 'close'))
+    const error = await failure(client.callTool({name: 'echo'}))
+
+    expect(codeOf(error)).toBe('outcome-unknown')
+    expect(resumes.map((resume) => resume.lastEventId)).toEqual(['e1', 'e2', 'e3', 'e4', 'e4'])
+    expect(eventsOf(events, 'reconnect').map((event) => event.attempt)).toEqual([1, 1, 1, 1, 2])
+    expect(eventsOf(events, 'stream-closed')).toContainEqual(expect.objectContaining({stream: 'request', reason: 'given-up'}))
+    expect(transport.metrics.streamResumptions).toBe(5)
+    expect(calls).toHaveLength(1)
+    await client.close()
+  })
+
+  it('B12: between failed attempts the delay grows by factor, capped by maxDelayMs', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0) // no jitter: exactly minDelayMs × factor^n
+    useMock()
+    const {transport, call, answerTo} = await driven({reconnect: {maxAttempts: 3, minDelayMs: 100, factor: 3, maxDelayMs: 250}})
+    answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
+    const resumes = answerResumes(() => sse([], 'close'))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    await call(7)
+
+    await msUntil(() => resumes.length === 1)
+    expect(await msUntil(() => resumes.length === 2)).toBe(100)
+    expect(await msUntil(() => resumes.length === 3)).toBe(250)
+    await msUntil(() => answerTo(7) !== undefined)
+    expect(answerTo(7)).toMatchObject({error: {data: {code: 'outcome-unknown'}}})
+    expect(resumes).toHaveLength(3)
+    await transport.close()
+  })
+
+  it('B12: without retry, even the first resume after a drop waits for the backoff', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0)
+    useMock()
+    const {transport, call} = await driven({reconnect: {minDelayMs: 100, maxDelayMs: 1000}})
+    answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
+    const resumes = answerResumes(() => sse([], 'open'))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    await call(7)
+
+    expect(await msUntil(() => resumes.length === 1)).toBeGreaterThanOrEqual(100)
+    await transport.close()
+  })
+})
+
+describe('B13: network error mid-stream', () => {
+  it('B13: a drop after E_k resumes from E_k, the last stored cursor; each event delivered once', async () => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    await until(() => mock.requests('GET').length === 1)
+    mock.faults.cut = {after: 3, how: 'error', on: 'POST'}
+    const progress: number[] = []
+    await client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {onprogress: (p) => progress.push(p.progress)})
+
+    const [, tool] = mock.session.streams.values()
+    const lastBeforeDrop = tool!.events[2]!.id
+    const resumes = mock.log.filter((entry) => entry.lastEventId !== undefined)
+    expect(resumes).toEqual([expect.objectContaining({method: 'GET', lastEventId: lastBeforeDrop, sessionId: 'session-1'})])
+    const stored = store.writes.map((write) => JSON.stringify(write.value))
+    expect(stored.some((value) => value.includes(`"lastEventId":"${lastBeforeDrop}"`))).toBe(true)
+    expect(progress).toEqual([1, 2, 3, 4, 5])
+    expect(mock.executions).toEqual({slow: 1})
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    await client.close()
+  })
+})

@@ -1,0 +1,257 @@
+/**
+ * Test plan A (session establishment and headers), plus attaching to a session the app kept itself.
+ */
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {McpError} from '@modelcontextprotocol/sdk/types.js'
+import {http, HttpResponse} from 'msw'
+import {describe, expect, it} from 'vitest'
+import {isTransportError, ResumableHTTPClientTransport, type TransportEvent} from '../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
+import {RecordingStore} from './fixtures/recording-store.ts'
+
+const initialize: JSONRPCMessage = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}},
+}
+
+/** The error `promise` rejects with; fails the test if it resolves. */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => expect.fail('expected a rejection'),
+    (error: unknown) => error,
+  )
+}
+
+/** A transport driven by hand (no Client), started, with what it delivers and reports. */
+async function started(options: {sessionId?: string} = {}) {
+  const events: TransportEvent[] = []
+  const messages: JSONRPCMessage[] = []
+  const transport = new ResumableHTTPClientTransport(new URL(url), {...options, onEvent: (event) => events.push(event)})
+  transport.onmessage = (message) => messages.push(message)
+  await transport.start()
+  return {transport, events, messages}
+}
+
+/** Every request's session header, as it went over the wire, answered by `reply`. */
+function sessionHeaders(reply: (body: {method?: string}) => Response): (string | null)[] {
+  const seen: (string | null)[] = []
+  network.use(
+    http.post(url, async ({request}) => {
+      seen.push(request.headers.get('mcp-session-id'))
+      return reply((await request.json()) as {method?: string})
+    }),
+  )
+  return seen
+}
+
+describe('A1: the session comes from the initialize response', () => {
+  it('A1: takes a visible-ASCII session ID from initialize, reports and stores it', async () => {
+    const sessionId = '!S-1.a~Z'
+    const mock = useMock({sessionIds: [sessionId]})
+    const store = new RecordingStore()
+    const {transport, client, events} = await connect({store})
+    expect(transport.sessionId).toBe(sessionId)
+    expect(transport.metrics.newSessions).toBe(1)
+    expect(eventsOf(events, 'session-started')).toEqual([{type: 'session-started', sessionId}])
+    expect(store.writes).toContainEqual({op: 'set', key: expect.stringMatching(/#session$/), value: {sessionId}})
+    await client.listTools()
+    expect(mock.requests('POST', 'tools/list')[0]!.sessionId).toBe(sessionId)
+    await client.close()
+  })
+
+  it.each([
+    ['a space', 'bad id'],
+    ['a control character', 'bad\x01id'],
+    ['DEL (0x7F)', 'bad\x7Fid'],
+    ['a non-ASCII character', 'caf\xE9'],
+  ])('A1: a session ID with %s fails connect with protocol, and nothing more is sent', async (_what, sessionId) => {
+    const mock = useMock({sessionIds: [sessionId]})
+    const error = await rejection(connect())
+    expect(isTransportError(error, 'protocol')).toBe(true)
+    expect(mock.log.map((entry) => entry.rpcMethod ?? entry.method)).toEqual(['initialize'])
+  })
+})
+
+describe('A2: no session ID means stateless', () => {
+  it('A2: never sends Mcp-Session-Id, and a broken stream is not resumed: no cursor without a session', async () => {
+    const mock = useMock({sessions: false})
+    const {client, transport} = await connect()
+    expect(transport.sessionId).toBeUndefined()
+    await until(() => mock.requests('GET').length === 1)
+    await client.listTools()
+    // The priming event and the first progress carry IDs, then the connection drops.
+    mock.faults.cut = {after: 2, how: 'error', on: 'POST'}
+    const error = await rejection(client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}, timeout: 3000}))
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).data).toMatchObject({code: 'outcome-unknown'})
+    await client.listTools()
+
+    expect(mock.log.filter((entry) => entry.sessionId !== undefined)).toEqual([])
+    expect(mock.log.filter((entry) => entry.lastEventId !== undefined)).toEqual([])
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    expect(transport.metrics.streamResumptions).toBe(0)
+    await client.close()
+  })
+})
+
+describe('A3: protocol headers on every later request', () => {
+  it('A3: POST, GET and DELETE after initialize carry Mcp-Session-Id and the negotiated version; initialize carries neither', async () => {
+    const mock = useMock({protocolVersion: '2025-06-18'})
+    const {client, transport} = await connect()
+    await client.callTool({name: 'echo'})
+    await client.listTools()
+    await until(() => mock.requests('GET').length === 1)
+    await transport.terminateSession()
+
+    const [first, ...later] = mock.log
+    expect(first).toMatchObject({rpcMethod: 'initialize', sessionId: undefined, protocolVersion: undefined})
+    expect(new Set(later.map((entry) => entry.method))).toEqual(new Set(['POST', 'GET', 'DELETE']))
+    for (const entry of later) expect(entry).toMatchObject({sessionId: 'session-1', protocolVersion: '2025-06-18'})
+    await client.close()
+  })
+})
+
+describe('A4: notifications and responses', () => {
+  it('A4: notifications/initialized and the answer to a server request are accepted with 202', async () => {
+    const mock = useMock()
+    const {client, errors} = await connect()
+    const result = await client.callTool({name: 'ask'})
+    expect(result.content).toEqual([{type: 'text', text: 'answer 1'}])
+    const accepted = mock.log.filter((entry) => entry.method === 'POST' && entry.rpcMethod !== 'initialize' && entry.rpcMethod !== 'tools/call')
+    expect(accepted).toEqual([
+      expect.objectContaining({rpcMethod: 'notifications/initialized', status: 202}),
+      expect.objectContaining({rpcMethod: undefined, status: 202}),
+    ])
+    expect(mock.answers.get('srv-1')).toHaveLength(1)
+    expect(errors).toEqual([])
+    await client.close()
+  })
+
+  it.each<[string, number, JSONRPCMessage]>([
+    ['a notification', 403, {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}],
+    ['an answer to a server request', 400, {jsonrpc: '2.0', id: 'srv-9', result: {}}],
+  ])('A4: a 4xx to %s rejects send with http and its status, and it is not sent again', async (_what, status, message) => {
+    const mock = useMock()
+    const {client, transport} = await connect()
+    const before = mock.log.length
+    mock.faults.status = {method: 'POST', status}
+    const error = await rejection(transport.send(message))
+    expect(isTransportError(error, 'http') && error.status === status).toBe(true)
+    await client.listTools()
+    expect(mock.log.slice(before).map((entry) => [entry.method, entry.rpcMethod, entry.status])).toEqual([
+      ['POST', 'method' in message ? message.method : undefined, status],
+      ['POST', 'tools/list', 200],
+    ])
+    expect(transport.sessionId).toBe('session-1')
+    await client.close()
+  })
+
+  it('A4: a 2xx with a body to a notification is ignored: nothing from it is delivered', async () => {
+    const {transport, messages} = await started()
+    const reply = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'stray'}}
+    sessionHeaders(() => HttpResponse.json(reply))
+    await transport.send({jsonrpc: '2.0', method: 'notifications/roots/list_changed'})
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(messages).toEqual([])
+    await transport.close()
+  })
+})
+
+describe('A5: session IDs anywhere else are ignored', () => {
+  it('A5: ignores a session ID on every non-initialize response, POST and GET alike', async () => {
+    const mock = useMock()
+    network.use(
+      http.all(url, async ({request}) => {
+        const body = request.method === 'POST' ? ((await request.clone().json()) as {method?: string}) : undefined
+        if (body?.method === 'initialize') return undefined
+        const answer = await mock.handle(request)
+        const headers = new Headers(answer.headers)
+        headers.set('mcp-session-id', 'intruder')
+        return new Response(answer.body, {status: answer.status, headers})
+      }),
+    )
+    const {client, transport, events} = await connect()
+    await client.callTool({name: 'slow', arguments: {steps: 2}})
+    await client.listTools()
+    await until(() => mock.requests('GET').length === 1)
+    await client.callTool({name: 'echo'})
+
+    expect(transport.sessionId).toBe('session-1')
+    expect(eventsOf(events, 'session-started')).toHaveLength(1)
+    expect(mock.log.slice(1).map((entry) => entry.sessionId)).toEqual(mock.log.slice(1).map(() => 'session-1'))
+    await client.close()
+  })
+
+  it.each([
+    ['an HTTP error', () => HttpResponse.json({error: 'overloaded'}, {status: 503, headers: {'mcp-session-id': 'S-err'}})],
+    [
+      'a JSON-RPC error',
+      () => HttpResponse.json({jsonrpc: '2.0', id: 0, error: {code: -32602, message: 'Unsupported'}}, {headers: {'mcp-session-id': 'S-err'}}),
+    ],
+  ])('A5: ignores a session ID on %s answering initialize', async (_what, answer) => {
+    const sent = sessionHeaders((body) => (body.method === 'initialize' ? answer() : new HttpResponse(null, {status: 202})))
+    const {transport, events} = await started()
+    await transport.send(initialize).catch(() => undefined)
+    expect(transport.sessionId).toBeUndefined()
+    expect(transport.metrics.newSessions).toBe(0)
+    expect(eventsOf(events, 'session-started')).toEqual([])
+    await transport.send({jsonrpc: '2.0', method: 'notifications/roots/list_changed'})
+    expect(sent).toEqual([null, null])
+    await transport.close()
+  })
+})
+
+describe('A6: a 400 to a request', () => {
+  it('A6: a 400 (unsupported MCP-Protocol-Version) rejects the call with http 400 and it is not retried', async () => {
+    const mock = useMock()
+    const {client, transport} = await connect()
+    const refusal = {jsonrpc: '2.0', id: null, error: {code: -32000, message: 'Bad Request: Unsupported protocol version'}}
+    let calls = 0
+    network.use(
+      http.post(url, async ({request}) => {
+        if (((await request.clone().json()) as {method?: string}).method !== 'tools/call') return undefined
+        calls++
+        return HttpResponse.json(refusal, {status: 400})
+      }),
+    )
+    const error = await rejection(client.callTool({name: 'echo'}))
+    expect(isTransportError(error, 'http') && error.status === 400).toBe(true)
+    expect((error as Error).message).toContain('Unsupported protocol version')
+    await client.listTools()
+    expect(calls).toBe(1)
+    expect(mock.executions).toEqual({})
+    expect(transport.sessionId).toBe('session-1')
+    await client.close()
+  })
+})
+
+describe('E30: the sessionId option', () => {
+  it('E30: attaches to the session: no initialize, a GET without Last-Event-ID, one session resumption', async () => {
+    const mock = useMock()
+    await (await connect()).client.close()
+    const {client, transport, events} = await connect({sessionId: 'session-1'})
+    await until(() => mock.requests('GET').length === 2)
+    await client.callTool({name: 'echo'})
+
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    expect(mock.requests('GET')[1]).toMatchObject({sessionId: 'session-1', lastEventId: undefined, status: 200})
+    expect(mock.requests('POST', 'tools/call')[0]!.sessionId).toBe('session-1')
+    expect(transport.metrics).toMatchObject({sessionResumptions: 1, streamResumptions: 0, newSessions: 0})
+    expect(eventsOf(events, 'reconnect')).toEqual([
+      expect.objectContaining({branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}}),
+    ])
+    await client.close()
+  })
+
+  it.each(['bad id', 'bad\nid', '', 'caf\xE9'])('E30: an invalid sessionId option %j fails start with protocol and sends nothing', async (sessionId) => {
+    const mock = useMock()
+    const transport = new ResumableHTTPClientTransport(new URL(url), {sessionId})
+    const error = await rejection(transport.start())
+    expect(isTransportError(error, 'protocol')).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(mock.log).toEqual([])
+    await transport.close()
+  })
+})

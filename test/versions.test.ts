@@ -1,0 +1,244 @@
+/**
+ * Test plan G (version gating): what the negotiated protocol version changes, from 2025-03-26 to the
+ * stateless 2026-07-28.
+ */
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {http, HttpResponse} from 'msw'
+import {describe, expect, it} from 'vitest'
+import {isTransportError, ResumableHTTPClientTransport, type JsonRpcId, type TransportEvent} from '../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
+import {RecordingStore} from './fixtures/recording-store.ts'
+
+const encoder = new TextEncoder()
+const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
+const methodNotFound = (id: JsonRpcId): Response =>
+  HttpResponse.json({jsonrpc: '2.0', id, error: {code: -32601, message: 'Method not found'}}, {status: 404})
+
+function frame(message: object, id?: string): string {
+  return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`
+}
+
+/** An SSE response: `chunks` one network chunk each, then the connection closes, breaks, or stays open. */
+function sse(chunks: string[], end: 'close' | 'error' | 'open' = 'close'): Response {
+  const pending = [...chunks]
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const chunk = pending.shift()
+      if (chunk !== undefined) controller.enqueue(encoder.encode(chunk))
+      else if (end === 'close') controller.close()
+      else if (end === 'open') await new Promise<never>(() => {})
+      else {
+        // A drop loses what is still queued: let the client read what was sent first.
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        controller.error(new TypeError('terminated'))
+      }
+    },
+  })
+  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+}
+
+/** Answers `tools/call` with `reply(id, progressToken)`; everything else goes to the mock. */
+function answerToolCalls(reply: (id: JsonRpcId, progressToken: unknown) => Response): void {
+  network.use(
+    http.post(url, async ({request}) => {
+      const body = (await request.clone().json()) as {method?: string; id?: JsonRpcId; params?: {_meta?: {progressToken?: unknown}}}
+      return body.method === 'tools/call' ? reply(body.id!, body.params?._meta?.progressToken) : undefined
+    }),
+  )
+}
+
+interface Seen {
+  method: string
+  rpcMethod: string | undefined
+  sessionId: string | null
+  protocolVersion: string | null
+  lastEventId: string | null
+}
+
+/**
+ * A 2026-07-28 server that still mints a session ID on initialize (to be ignored), answers GET with 405,
+ * `tools/call` with `call`, and other requests with an SSE answer: a notification, then the response, both
+ * under the same event ID.
+ */
+function modernServer(call: (id: JsonRpcId, tool: string) => Response): Seen[] {
+  const seen: Seen[] = []
+  network.use(
+    http.all(url, async ({request}) => {
+      const body = request.method === 'POST' ? ((await request.json()) as {id?: JsonRpcId; method?: string; params?: {name?: string}}) : undefined
+      const header = (name: string): string | null => request.headers.get(name)
+      seen.push({
+        method: request.method,
+        rpcMethod: body?.method,
+        sessionId: header('mcp-session-id'),
+        protocolVersion: header('mcp-protocol-version'),
+        lastEventId: header('last-event-id'),
+      })
+      if (body === undefined) return new HttpResponse(null, {status: 405})
+      if (body.id === undefined) return new HttpResponse(null, {status: 202})
+      if (body.method === 'initialize') {
+        const result = {protocolVersion: '2026-07-28', capabilities: {}, serverInfo: {name: 'modern', version: '1'}}
+        return HttpResponse.json({jsonrpc: '2.0', id: body.id, result}, {headers: {'mcp-session-id': 'minted-anyway'}})
+      }
+      if (body.method === 'tools/call') return call(body.id, body.params?.name ?? '')
+      // Event IDs mean nothing here: a server may repeat one, and both events must still arrive.
+      return sse([frame(note, 'x1'), frame({jsonrpc: '2.0', id: body.id, result: {tools: []}}, 'x1')])
+    }),
+  )
+  return seen
+}
+
+/** A transport driven by hand: initialized against `modernServer`, then switched to 2026-07-28 as the Client would. */
+async function onModernServer(call: (id: JsonRpcId, tool: string) => Response) {
+  const seen = modernServer(call)
+  const store = new RecordingStore()
+  const events: TransportEvent[] = []
+  const messages: JSONRPCMessage[] = []
+  const transport = new ResumableHTTPClientTransport(new URL(url), {store, onEvent: (event) => events.push(event)})
+  transport.onmessage = (message) => messages.push(message)
+  await transport.start()
+  const params = {protocolVersion: '2026-07-28', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
+  await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
+  transport.setProtocolVersion('2026-07-28')
+  await transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})
+  const request = (id: number, method: string, tool?: string): Promise<void> =>
+    transport.send({jsonrpc: '2.0', id, method, params: tool === undefined ? {} : {name: tool}})
+  const answerTo = (id: number): JSONRPCMessage | undefined => messages.find((message) => 'id' in message && message.id === id)
+  return {seen, store, events, messages, transport, request, answerTo}
+}
+
+describe('G37: 2025-03-26', () => {
+  it('G37: a JSON batch answer is delivered whole: the progress notification, then the response', async () => {
+    useMock({protocolVersion: '2025-03-26'})
+    const {client, transport} = await connect()
+    expect(transport.protocolVersion).toBe('2025-03-26')
+    answerToolCalls((id, progressToken) =>
+      HttpResponse.json([
+        {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: 1, total: 1}},
+        {jsonrpc: '2.0', id, result: {content: [{type: 'text', text: 'batched'}]}},
+      ]),
+    )
+    const progress: number[] = []
+    const result = await client.callTool({name: 'echo'}, undefined, {onprogress: (p) => progress.push(p.progress)})
+    expect(result.content).toEqual([{type: 'text', text: 'batched'}])
+    expect(progress).toEqual([1])
+    await client.close()
+  })
+
+  it('G37: with no priming event, a stream is resumed from the first event ID the server happened to send', async () => {
+    const mock = useMock({protocolVersion: '2025-03-26'})
+    const {client, errors} = await connect()
+    await until(() => mock.requests('GET').length === 1)
+    mock.faults.cut = {after: 1, how: 'error', on: 'POST'}
+    const progress: number[] = []
+    await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: (p) => progress.push(p.progress)})
+
+    const [, tool] = mock.session.streams.values()
+    expect(tool!.events[0]!.data).not.toBe('')
+    expect(mock.requests('GET').at(-1)).toMatchObject({lastEventId: tool!.events[0]!.id, sessionId: 'session-1'})
+    expect(progress).toEqual([1, 2, 3])
+    expect(mock.executions).toEqual({slow: 1})
+    expect(errors).toEqual([])
+    await client.close()
+  })
+})
+
+describe('G38: 2025-11-25 polling', () => {
+  it('G38: a server close right after the priming event is routine: resumed, no onerror, no failure event', async () => {
+    const mock = useMock({retryMs: 5})
+    const {client, transport, errors, events} = await connect()
+    await until(() => mock.requests('GET').length === 1)
+    mock.faults.cut = {after: 1, how: 'close', on: 'POST'}
+    const result = await client.callTool({name: 'slow', arguments: {steps: 2}})
+    expect(result.content).toEqual([{type: 'text', text: 'done after 2 steps'}])
+
+    const [, tool] = mock.session.streams.values()
+    expect(eventsOf(events, 'reconnect')).toEqual([
+      expect.objectContaining({branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': tool!.events[0]!.id}}),
+    ])
+    expect(eventsOf(events, 'reconnect-failed')).toEqual([])
+    expect(errors).toEqual([])
+    expect(transport.metrics.streamResumptions).toBe(1)
+    await client.close()
+  })
+
+  it('G38: the standalone GET closed after an event ID with retry is polled with Last-Event-ID, silently', async () => {
+    useMock()
+    const gets: (string | null)[] = []
+    network.use(
+      http.get(url, ({request}) => {
+        gets.push(request.headers.get('last-event-id'))
+        return gets.length === 1 ? sse(['retry: 5\nid: g1\ndata: \n\n'], 'close') : sse([], 'open')
+      }),
+    )
+    const {client, errors, events} = await connect()
+    await until(() => gets.length === 2)
+    expect(gets).toEqual([null, 'g1'])
+    expect(eventsOf(events, 'reconnect')).toEqual([
+      expect.objectContaining({stream: 'standalone', branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': 'g1'}}),
+    ])
+    expect(errors).toEqual([])
+    await client.close()
+  })
+})
+
+describe('G39: a 2026-07-28 server', () => {
+  it('G39: no session header, no GET, SSE IDs ignored; a broken stream rejects its request with outcome-unknown, never re-issued', async () => {
+    const {seen, store, transport, request, answerTo, events, messages} = await onModernServer(() =>
+      sse(['retry: 1\n' + frame(note, 'e1'), frame(note, 'e2')], 'error'),
+    )
+    expect(transport.sessionId).toBeUndefined()
+    await request(1, 'tools/call', 'echo')
+    await until(() => answerTo(1) !== undefined)
+    expect(answerTo(1)).toMatchObject({id: 1, error: {data: {code: 'outcome-unknown'}}})
+    await request(2, 'tools/list')
+    await until(() => answerTo(2) !== undefined)
+    expect(answerTo(2)).toEqual({jsonrpc: '2.0', id: 2, result: {tools: []}})
+    expect(messages).toContainEqual(note)
+
+    const later = seen.slice(1)
+    expect(later.map((entry) => entry.method)).toEqual(['POST', 'POST', 'POST'])
+    expect(later.map((entry) => entry.rpcMethod)).toEqual(['notifications/initialized', 'tools/call', 'tools/list'])
+    for (const entry of later) expect(entry).toMatchObject({sessionId: null, protocolVersion: '2026-07-28', lastEventId: null})
+    expect(transport.metrics.streamResumptions).toBe(0)
+    expect(eventsOf(events, 'reconnect')).toEqual([])
+    expect([...store.keys]).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(seen).toHaveLength(4)
+    await transport.close()
+  })
+})
+
+describe('G40: 404 with -32601 is method not found', () => {
+  it('G40: in a session-less exchange a 404 with -32601 rejects that call with http 404; nothing else is touched', async () => {
+    const mock = useMock({sessions: false})
+    const {client, transport, events} = await connect()
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id?: JsonRpcId; params?: {name?: string}}
+        return body.params?.name === 'missing' ? methodNotFound(body.id!) : undefined
+      }),
+    )
+    const slow = client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 10}})
+    await until(() => mock.requests('POST', 'tools/call').length === 1)
+    const error = await client.callTool({name: 'missing'}).then(() => undefined, (e: unknown) => e)
+    expect(isTransportError(error, 'http') && error.status === 404).toBe(true)
+
+    expect((await slow).content).toEqual([{type: 'text', text: 'done after 3 steps'}])
+    await client.listTools()
+    expect(eventsOf(events, 'session-expired')).toEqual([])
+    expect(eventsOf(events, 'request-settled')).toEqual([])
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    expect(transport.sessionId).toBeUndefined()
+    await client.close()
+  })
+
+  it('G40: on 2026-07-28 a 404 with -32601 is http 404, not session expiry', async () => {
+    const {transport, request, answerTo, events} = await onModernServer((id) => methodNotFound(id))
+    const error = await request(1, 'tools/call', 'missing').then(() => undefined, (e: unknown) => e)
+    expect(isTransportError(error, 'http') && error.status === 404).toBe(true)
+    await request(2, 'tools/list')
+    await until(() => answerTo(2) !== undefined)
+    expect(eventsOf(events, 'session-expired')).toEqual([])
+    await transport.close()
+  })
+})
