@@ -1,10 +1,10 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {BoundedMap} from './bounded.ts'
+import {RecentMap} from './bounded.ts'
 import type {TransportError} from './errors.ts'
 import type {TransportEvent, TransportMetrics} from './events.ts'
 import {requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from './jsonrpc.ts'
 
-/** How many settled request IDs and answered server requests are remembered to recognise duplicates. */
+/** At least how many settled request IDs and server requests are remembered to recognise duplicates. */
 const memory = 1024
 
 export interface InboxHooks {
@@ -26,9 +26,9 @@ export class Inbox {
   /** Requests sent and not yet answered. */
   readonly #pending = new Set<JsonRpcId>()
   /** Requests answered or settled lately: a second answer is a duplicate. */
-  readonly #settled = new BoundedMap<JsonRpcId, true>(memory)
+  readonly #settled = new RecentMap<JsonRpcId, true>(memory)
   /** Server-to-client requests seen lately, with the Client's answer once it has one. */
-  readonly #serverRequests = new BoundedMap<JsonRpcId, JSONRPCMessage | undefined>(memory)
+  readonly #serverRequests = new RecentMap<JsonRpcId, JSONRPCMessage | undefined>(memory)
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks

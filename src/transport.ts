@@ -1,7 +1,7 @@
 import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage, MessageExtraInfo} from '@modelcontextprotocol/sdk/types.js'
 import {firstBackoff, retryWithBackoff, sleep, stopRetrying} from './backoff.ts'
-import {BoundedMap} from './bounded.ts'
+import {RecentMap} from './bounded.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from './decision.ts'
 import {abortedError, isTransportError, TransportError} from './errors.ts'
 import type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
@@ -12,6 +12,8 @@ import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportO
 import {SessionRecords, type CursorRecord} from './records.ts'
 import {readEventStream} from './sse.ts'
 
+/** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
+const streamOver = new TransportError('aborted', 'The stream is over')
 /** The first revision without sessions, GET streams or event IDs. */
 const statelessRevision = '2026-07-28'
 /** Event IDs remembered per stream to drop replayed duplicates. */
@@ -33,7 +35,7 @@ interface Stream {
   /** Set once the server refused the cursor: it is never sent again. */
   rejection: TransportError | undefined
   answered: boolean
-  readonly seen: BoundedMap<string, true>
+  readonly seen: RecentMap<string, true>
 }
 
 /** One HTTP response carrying a stream, and how it was opened. */
@@ -146,9 +148,13 @@ export class ResumableHTTPClientTransport implements Transport {
     }
     const method = methodOf(message)
     const requestId = requestIdOf(message)
-    // [spec transports, session management] initialize starts a new session and carries no session ID.
-    if (method === 'initialize' && this.#sessionId !== undefined) {
-      await this.#endSession(new TransportError('aborted', 'A new session was initialized')).cleared
+    // [spec transports, session management] initialize starts a new session and carries no session ID;
+    // the era is negotiated again.
+    if (method === 'initialize') {
+      this.#stateless = false
+      if (this.#sessionId !== undefined) {
+        await this.#endSession(new TransportError('aborted', 'A new session was initialized')).cleared
+      }
     }
     this.#inbox.recordAnswer(message)
     const cancelled = cancelledRequestIdOf(message)
@@ -224,10 +230,7 @@ export class ResumableHTTPClientTransport implements Transport {
       throw fail(isTransportError(error) ? error : new TransportError('network', 'Reading the response failed', {cause: error}))
     }
     this.#removeStream(stream)
-    for (const received of messages) {
-      this.#take(received, false)
-      await nextTurn()
-    }
+    await this.#deliverAll(messages, undefined, false)
     const missing = new TransportError('protocol', `The JSON answer to ${method} ${requestId} did not contain its response`)
     this.#inbox.settle(requestId, missing)
   }
@@ -503,7 +506,7 @@ export class ResumableHTTPClientTransport implements Transport {
         // [spec 2025-11-25 transports] `retry` is per stream.
         if (retryMs !== undefined) stream.retryMs = retryMs
         let cursorMoved = retryMs !== undefined
-        const payloads: string[] = []
+        const messages: JSONRPCMessage[] = []
         for (const event of events) {
           if (event.id !== undefined && !this.#stateless) {
             if (stream.seen.has(event.id)) {
@@ -521,15 +524,11 @@ export class ResumableHTTPClientTransport implements Transport {
           // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
           if (event.data === '') continue
           if (connection.resumed) this.#metrics.replayedEvents++
-          if (event.event === undefined || event.event === 'message') payloads.push(event.data)
+          if (event.event === undefined || event.event === 'message') this.#parseInto(messages, event.data)
         }
         // At-least-once plus de-duplication: the cursor is stored before what it covers is delivered.
         if (cursorMoved) await this.#saveCursors()
-        for (const payload of payloads) {
-          stream.controller.signal.throwIfAborted()
-          this.#receive(payload, reemitted)
-          await nextTurn()
-        }
+        await this.#deliverAll(messages, stream, reemitted)
         return stream.answered ? 'stop' : undefined
       })
     } catch (error) {
@@ -542,16 +541,26 @@ export class ResumableHTTPClientTransport implements Transport {
     return {completed: stream.answered, progressed: received > 0 || lived}
   }
 
-  /** One SSE `data` field: parsed, then through the inbox. Bad data is reported and skipped, the stream goes on. */
-  #receive(payload: string, reemitted: boolean): void {
-    let messages: JSONRPCMessage[]
+  /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
+  #parseInto(messages: JSONRPCMessage[], data: string): void {
     try {
-      messages = parseMessages(payload)
+      messages.push(...parseMessages(data))
     } catch (error) {
       this.#report(error)
-      return
     }
+  }
+
+  /**
+   * Hands `messages` to the Client in order, through the inbox. Yields a turn before a response that follows
+   * other messages: [SDK interop] the SDK Client dispatches a notification one microtask after receiving it
+   * but settles a response at once, so a request's last progress and its response in one turn lose the progress.
+   */
+  async #deliverAll(messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
+    let delivered = false
     for (const message of messages) {
+      if (delivered && responseIdOf(message) !== undefined) await nextTurn()
+      stream?.controller.signal.throwIfAborted()
+      delivered = true
       const answered = this.#take(message, reemitted)
       if (answered === undefined) continue
       const owner = this.#streams.get(requestKey(answered))
@@ -593,7 +602,7 @@ export class ResumableHTTPClientTransport implements Transport {
       retryMs: undefined,
       rejection: undefined,
       answered: false,
-      seen: new BoundedMap(seenEventIds),
+      seen: new RecentMap(seenEventIds),
     }
     this.#streams.set(stream.key, stream)
     return stream
@@ -602,7 +611,7 @@ export class ResumableHTTPClientTransport implements Transport {
   #removeStream(stream: Stream): void {
     if (this.#streams.get(stream.key) !== stream) return
     this.#streams.delete(stream.key)
-    stream.controller.abort(new TransportError('aborted', `${describeStream(stream)} is over`))
+    stream.controller.abort(streamOver)
     // A stream cut short by close() keeps its stored cursor: the next process resumes from it.
     const closing = this.#lifetime === undefined
     if (!closing && stream.lastEventId !== undefined && this.#sessionId !== undefined) this.#track(this.#saveCursors())
@@ -684,10 +693,6 @@ function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error))
 }
 
-/**
- * [SDK interop] The SDK Client dispatches a notification one microtask after it receives it, but settles a
- * response at once: delivering a request's last progress and its response in one turn loses the progress.
- */
 function nextTurn(): Promise<void> {
   return Promise.resolve()
 }
