@@ -20,13 +20,27 @@ export class RecentMap<K, V> {
     return this.#current.has(key) ? this.#current.get(key) : this.#previous.get(key)
   }
 
-  set(key: K, value: V): void {
-    if (!this.#current.has(key) && this.#current.size >= this.#capacity) {
-      this.#previous = this.#current
-      this.#current = new Map()
+  /** Adds `key` unless it is remembered already; true when it was new. Two map operations, the hot path. */
+  addIfNew(key: K, value: V): boolean {
+    if (this.#previous.has(key)) return false
+    if (this.#current.size >= this.#capacity) {
+      if (this.#current.has(key)) return false
+      this.#rotate()
     }
+    const size = this.#current.size
+    this.#current.set(key, value)
+    return this.#current.size > size
+  }
+
+  set(key: K, value: V): void {
+    if (!this.#current.has(key) && this.#current.size >= this.#capacity) this.#rotate()
     this.#current.set(key, value)
     this.#previous.delete(key)
+  }
+
+  #rotate(): void {
+    this.#previous = this.#current
+    this.#current = new Map()
   }
 
   clear(): void {

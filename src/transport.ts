@@ -509,7 +509,7 @@ export class ResumableHTTPClientTransport implements Transport {
         const messages: JSONRPCMessage[] = []
         for (const event of events) {
           if (event.id !== undefined && !this.#stateless) {
-            if (stream.seen.has(event.id)) {
+            if (event.id !== '' && !stream.seen.addIfNew(event.id, true)) {
               this.#metrics.duplicatesDropped++
               this.#emit({type: 'duplicate-dropped', what: 'event', id: event.id})
               continue
@@ -517,7 +517,6 @@ export class ResumableHTTPClientTransport implements Transport {
             // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
             stream.lastEventId = event.id
             stream.cursorSessionId = this.#sessionId
-            if (event.id !== '') stream.seen.set(event.id, true)
             cursorMoved = true
           }
           received++

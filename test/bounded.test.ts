@@ -1,0 +1,26 @@
+import fc from 'fast-check'
+import {describe, expect, it} from 'vitest'
+import {RecentMap} from '../src/bounded.ts'
+
+// Internal, but the de-duplication of every stream rests on it: checked against a plain model.
+describe('RecentMap: the bounded memory behind de-duplication', () => {
+  it('remembers at least the last `capacity` keys and at most twice that, whatever the sequence', () => {
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 8}), fc.array(fc.integer({min: 0, max: 40}), {maxLength: 300}), (capacity, keys) => {
+        const recent = new RecentMap<number, true>(capacity)
+        const added: number[] = []
+        for (const key of keys) {
+          const lastKeys = new Set(added.slice(-capacity))
+          const isNew = recent.addIfNew(key, true)
+          // Never a false duplicate for a key never added; always a duplicate for one among the last `capacity`.
+          if (!added.includes(key)) expect(isNew).toBe(true)
+          if (lastKeys.has(key)) expect(isNew).toBe(false)
+          if (isNew) added.push(key)
+        }
+        const remembered = [...new Set(added)].filter((key) => recent.has(key))
+        expect(remembered.length).toBeLessThanOrEqual(2 * capacity)
+        for (const key of added.slice(-capacity)) expect(recent.has(key)).toBe(true)
+      }),
+    )
+  })
+})
