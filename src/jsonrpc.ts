@@ -42,23 +42,30 @@ export function cancelledRequestIdOf(message: JSONRPCMessage): JsonRpcId | undef
 }
 
 /**
- * Parses one SSE `data` field or a JSON body into messages (a 2025-03-26 batch gives several).
- * Throws a `protocol` TransportError naming what was wrong; nothing half-parsed is returned.
+ * Parses one SSE `data` field or a JSON body and appends its messages to `into` (a 2025-03-26 batch gives
+ * several). Throws a `protocol` TransportError naming what was wrong; nothing half-parsed is appended.
  */
-export function parseMessages(text: string): JSONRPCMessage[] {
+export function parseMessages(text: string, into: JSONRPCMessage[] = []): JSONRPCMessage[] {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (cause) {
     throw new TransportError('protocol', `The server sent data that is not JSON: ${excerpt(text)}`, {cause})
   }
-  const messages = Array.isArray(value) ? (value as unknown[]) : [value]
-  for (const message of messages) {
-    if (typeof message !== 'object' || message === null || (message as {jsonrpc?: unknown}).jsonrpc !== '2.0') {
-      throw new TransportError('protocol', `The server sent JSON that is not a JSON-RPC 2.0 message: ${excerpt(text)}`)
-    }
+  if (!Array.isArray(value)) {
+    into.push(asMessage(value, text))
+    return into
   }
-  return messages as JSONRPCMessage[]
+  const batch = value.map((item) => asMessage(item, text))
+  into.push(...batch)
+  return into
+}
+
+function asMessage(value: unknown, text: string): JSONRPCMessage {
+  if (typeof value !== 'object' || value === null || (value as {jsonrpc?: unknown}).jsonrpc !== '2.0') {
+    throw new TransportError('protocol', `The server sent JSON that is not a JSON-RPC 2.0 message: ${excerpt(text)}`)
+  }
+  return value as JSONRPCMessage
 }
 
 /**

@@ -543,7 +543,7 @@ export class ResumableHTTPClientTransport implements Transport {
   /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
   #parseInto(messages: JSONRPCMessage[], data: string): void {
     try {
-      messages.push(...parseMessages(data))
+      parseMessages(data, messages)
     } catch (error) {
       this.#report(error)
     }
