@@ -1,0 +1,179 @@
+// The clients the benchmark compares, each behind one shape:
+//   { name, stream(count) -> {events, ms}, echo() -> ms, close() }
+// `ours` and `sdk` are driven at the Transport level (no SDK Client); `raw` is the least any client must do
+// (fetch, decode, SSE parse, JSON.parse); `wire` only reads the bytes, to show the server is not the limit.
+import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import {createParser} from 'eventsource-parser'
+import {getEventListeners, setMaxListeners} from 'node:events'
+import {ResumableHTTPClientTransport} from '../dist/index.js'
+
+export const protocolVersion = '2025-11-25'
+
+const initializeParams = {
+  protocolVersion,
+  capabilities: {},
+  clientInfo: {name: 'bench-client', version: '1'},
+}
+
+/** A Transport driven by hand: requests are matched to responses by ID, notifications are counted. */
+async function transportDriver(name, transport) {
+  let nextId = 1
+  let notifications = 0
+  const waiters = new Map()
+  const errors = []
+  transport.onmessage = (message) => {
+    if (message.id === undefined) {
+      notifications++
+      return
+    }
+    const waiter = waiters.get(message.id)
+    if (waiter === undefined) return
+    waiters.delete(message.id)
+    if (message.error !== undefined) waiter.reject(new Error(`${name}: ${message.error.message}`))
+    else waiter.resolve(message)
+  }
+  transport.onerror = (error) => errors.push(error)
+
+  const request = async (method, params) => {
+    const id = nextId++
+    const answered = new Promise((resolve, reject) => waiters.set(id, {resolve, reject}))
+    await transport.send({jsonrpc: '2.0', id, method, params})
+    return answered
+  }
+
+  await transport.start()
+  const init = await request('initialize', initializeParams)
+  transport.setProtocolVersion(init.result.protocolVersion)
+  await transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})
+
+  return {
+    name,
+    transport,
+    errors,
+    get notifications() {
+      return notifications
+    },
+    async stream(count) {
+      const before = notifications
+      const start = performance.now()
+      await request('tools/call', {name: 'stream', arguments: {count}})
+      const ms = performance.now() - start
+      return {events: notifications - before, ms}
+    },
+    async echo() {
+      const start = performance.now()
+      await request('tools/call', {name: 'echo', arguments: {text: 'hi'}})
+      return performance.now() - start
+    },
+    async close() {
+      await transport.close()
+    },
+  }
+}
+
+export function createOurs(url, options) {
+  return transportDriver('ours', new ResumableHTTPClientTransport(new URL(url), options))
+}
+
+export async function createSdk(url) {
+  const transport = new StreamableHTTPClientTransport(new URL(url))
+  const driver = await transportDriver('sdk', transport)
+  // The SDK hands one long-lived AbortSignal to every fetch, and undici's abort listeners pile up on it
+  // (freed only by GC): Node would print MaxListenersExceededWarning hundreds of times. Silence the warning
+  // (no effect on speed) and report the count instead.
+  const signal = transport._abortController?.signal
+  if (signal !== undefined) setMaxListeners(0, signal)
+  driver.abortListeners = () => (signal === undefined ? undefined : getEventListeners(signal, 'abort').length)
+  return driver
+}
+
+/** fetch + TextDecoder + eventsource-parser + JSON.parse: the floor under any client. */
+export async function createRaw(url) {
+  let nextId = 1
+  let sessionId
+  const headers = () => {
+    const h = {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': protocolVersion,
+    }
+    if (sessionId !== undefined) h['mcp-session-id'] = sessionId
+    return h
+  }
+  const post = (body) => fetch(url, {method: 'POST', headers: headers(), body: JSON.stringify(body)})
+
+  const init = await post({jsonrpc: '2.0', id: nextId++, method: 'initialize', params: initializeParams})
+  sessionId = init.headers.get('mcp-session-id') ?? undefined
+  await init.json()
+  const initialized = await post({jsonrpc: '2.0', method: 'notifications/initialized'})
+  await initialized.arrayBuffer()
+
+  return {
+    name: 'raw',
+    errors: [],
+    async stream(count) {
+      const id = nextId++
+      const start = performance.now()
+      const response = await post({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'stream', arguments: {count}}})
+      let events = 0
+      let answered = false
+      const parser = createParser({
+        onEvent(event) {
+          const message = JSON.parse(event.data)
+          if (message.id === id) answered = true
+          else events++
+        },
+      })
+      const decoder = new TextDecoder()
+      const reader = response.body.getReader()
+      for (;;) {
+        const {done, value} = await reader.read()
+        if (done) break
+        parser.feed(decoder.decode(value, {stream: true}))
+      }
+      const ms = performance.now() - start
+      if (!answered) throw new Error('raw: the stream ended without its response')
+      return {events, ms}
+    },
+    async echo() {
+      const id = nextId++
+      const start = performance.now()
+      const response = await post({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo', arguments: {text: 'hi'}}})
+      const message = await response.json()
+      if (message.id !== id) throw new Error('raw: echo answered with the wrong id')
+      return performance.now() - start
+    },
+    async close() {},
+  }
+}
+
+/** Reads the stream's bytes and nothing else: the ceiling the server and the socket allow. */
+export async function createWire(url) {
+  let nextId = 1
+  return {
+    name: 'wire',
+    errors: [],
+    async stream(count) {
+      const start = performance.now()
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-session-id': 'bench-session',
+          'mcp-protocol-version': protocolVersion,
+        },
+        body: JSON.stringify({jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: {name: 'stream', arguments: {count}}}),
+      })
+      let bytes = 0
+      const reader = response.body.getReader()
+      for (;;) {
+        const {done, value} = await reader.read()
+        if (done) break
+        bytes += value.byteLength
+      }
+      return {events: count, ms: performance.now() - start, bytes}
+    },
+    async close() {},
+  }
+}
