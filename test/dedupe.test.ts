@@ -1,0 +1,258 @@
+/**
+ * De-duplication (issue 3.g): an event ID already delivered on its stream, a response already delivered, and a
+ * server request already delivered never reach the Client twice; a server request that comes back after it
+ * was answered gets the cached answer; the memory this takes is bounded.
+ */
+import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import fc from 'fast-check'
+import {http} from 'msw'
+import {describe, expect, it} from 'vitest'
+import type {ResumableHTTPClientTransport} from '../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
+import type {MockMcpServer} from './fixtures/mock-server.ts'
+
+const encoder = new TextEncoder()
+
+/** A notification told apart by `n`. */
+const note = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: `n${n}`}})
+
+const samplingRequest = (id: string): object => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'sampling/createMessage',
+  params: {messages: [{role: 'user', content: {type: 'text', text: id}}], maxTokens: 10},
+})
+
+function frame(id: string | undefined, message: object): string {
+  return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`
+}
+
+/** One GET connection the test writes to while it is open. */
+interface Channel {
+  push: (...frames: string[]) => void
+  close: () => void
+}
+
+interface Gets {
+  lastEventIds: (string | undefined)[]
+  channels: Channel[]
+}
+
+/** Answers every GET with a fresh channel, except those `toMock` hands to the mock server. */
+function serveGets(mock: MockMcpServer, toMock: (index: number) => boolean = () => false): Gets {
+  const gets: Gets = {lastEventIds: [], channels: []}
+  network.use(
+    http.get(url, ({request}) => {
+      gets.lastEventIds.push(request.headers.get('last-event-id') ?? undefined)
+      if (toMock(gets.lastEventIds.length - 1)) return mock.handle(request)
+      let controller!: ReadableStreamDefaultController<Uint8Array>
+      const body = new ReadableStream<Uint8Array>({start: (c) => (controller = c)})
+      gets.channels.push({
+        push: (...frames) => controller.enqueue(encoder.encode(frames.join(''))),
+        close: () => controller.close(),
+      })
+      return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+    }),
+  )
+  return gets
+}
+
+/** Every message the transport hands to the Client, in order. */
+function tap(transport: ResumableHTTPClientTransport): JSONRPCMessage[] {
+  const delivered: JSONRPCMessage[] = []
+  const onmessage = transport.onmessage!
+  transport.onmessage = (message, extra) => {
+    delivered.push(message)
+    onmessage(message, extra)
+  }
+  return delivered
+}
+
+/** How many times notification `n` was delivered. */
+const countOf = (delivered: JSONRPCMessage[], n: number): number =>
+  delivered.filter((message) => JSON.stringify(message) === JSON.stringify(note(n))).length
+
+/** Replaces the Client's sampling handler by one that waits for `release()`. */
+function gatedSampling(client: Client): {calls: () => number; release: () => void} {
+  let calls = 0
+  let release!: () => void
+  const gate = new Promise<void>((resolve) => (release = resolve))
+  client.setRequestHandler(CreateMessageRequestSchema, async () => {
+    calls++
+    await gate
+    return {model: 'm', role: 'assistant', content: {type: 'text', text: `answer ${calls}`}}
+  })
+  return {calls: () => calls, release}
+}
+
+async function setup(toMock?: (index: number) => boolean) {
+  const mock = useMock()
+  const gets = serveGets(mock, toMock)
+  const harness = await connect()
+  await until(() => gets.lastEventIds.length === 1)
+  return {...harness, mock, gets, delivered: tap(harness.transport)}
+}
+
+const answersTo = (mock: MockMcpServer, id: string): string[] => (mock.answers.get(id) ?? []).map((answer) => JSON.stringify(answer))
+
+describe('3.g: de-duplication', () => {
+  it('3.g: an event ID already delivered on the stream is dropped, within a connection and across a resume', async () => {
+    const s = await setup()
+    s.gets.channels[0]!.push(frame('e1', note(1)), frame('e2', note(2)), frame('e1', note(1)))
+    s.gets.channels[0]!.close()
+    await until(() => s.gets.channels.length === 2)
+    // The server replays from its start instead of after e2.
+    s.gets.channels[1]!.push(frame('e1', note(1)), frame('e2', note(2)), frame('e3', note(3)))
+    await until(() => countOf(s.delivered, 3) === 1)
+
+    expect(s.gets.lastEventIds).toEqual([undefined, 'e2'])
+    expect([1, 2, 3].map((n) => countOf(s.delivered, n))).toEqual([1, 1, 1])
+    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual(['e1', 'e1', 'e2'].map((id) => ({type: 'duplicate-dropped', what: 'event', id})))
+    expect(s.transport.metrics.duplicatesDropped).toBe(3)
+    await s.client.close()
+  })
+
+  it('3.g: a JSON-RPC response whose ID was already delivered is dropped, under a new event ID on another stream', async () => {
+    const s = await setup()
+    await s.client.callTool({name: 'echo', arguments: {}})
+    const first = s.delivered.find((message) => 'result' in message)!
+    // The next call's stream carries the first call's response again before its own.
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id: number; method: string}
+        if (body.method !== 'tools/call') return undefined
+        const own = {jsonrpc: '2.0', id: body.id, result: {content: [{type: 'text', text: 'own'}]}}
+        return new Response(frame('b_1', first) + frame('b_2', own), {headers: {'content-type': 'text/event-stream'}})
+      }),
+    )
+    const result = await s.client.callTool({name: 'echo', arguments: {}})
+
+    expect(result.content).toEqual([{type: 'text', text: 'own'}])
+    expect(s.delivered.filter((message) => JSON.stringify(message) === JSON.stringify(first))).toHaveLength(1)
+    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual([{type: 'duplicate-dropped', what: 'response', id: (first as {id: number}).id}])
+    // Delivered twice, the SDK Client would have reported a response for an unknown ID.
+    expect(s.errors).toEqual([])
+    await s.client.close()
+  })
+
+  it('3.g: a replayed server request is not handed over while its answer is pending; once answered, the cached answer is re-sent', async () => {
+    const s = await setup()
+    const sampling = gatedSampling(s.client)
+    s.gets.channels[0]!.push(frame('s1', samplingRequest('srv-1')))
+    await until(() => sampling.calls() === 1)
+    s.gets.channels[0]!.close()
+    await until(() => s.gets.channels.length === 2)
+    // The server sends it again under a new event ID while the Client is still answering.
+    s.gets.channels[1]!.push(frame('s2', samplingRequest('srv-1')))
+    await until(() => eventsOf(s.events, 'duplicate-dropped').length === 1)
+    expect(answersTo(s.mock, 'srv-1')).toEqual([])
+
+    sampling.release()
+    await until(() => answersTo(s.mock, 'srv-1').length === 1)
+    s.gets.channels[1]!.push(frame('s3', samplingRequest('srv-1')))
+    await until(() => answersTo(s.mock, 'srv-1').length === 2)
+
+    expect(sampling.calls()).toBe(1)
+    const [answer, resent] = answersTo(s.mock, 'srv-1')
+    expect(resent).toBe(answer)
+    expect(eventsOf(s.events, 'cached-answer-resent')).toEqual([{type: 'cached-answer-resent', requestId: 'srv-1'}])
+    expect(s.gets.lastEventIds).toEqual([undefined, 's1'])
+    await s.client.close()
+  })
+
+  it('3.g: a server request re-emitted on a stream attached without Last-Event-ID is not handed over again; once answered, the cached answer is re-sent', async () => {
+    const s = await setup()
+    const sampling = gatedSampling(s.client)
+    const tool = s.client.callTool({name: 'ask', arguments: {count: 1}})
+    await until(() => sampling.calls() === 1)
+    // The stream breaks; on the fresh one the server re-emits the request it holds as pending (no event IDs here).
+    const reemit = async (index: number): Promise<void> => {
+      s.gets.channels[index - 1]!.close()
+      await until(() => s.gets.channels.length > index)
+      s.gets.channels[index]!.push(frame(undefined, samplingRequest('srv-1')))
+    }
+    s.gets.channels[0]!.push(frame(undefined, note(0)))
+    await reemit(1)
+    await until(() => eventsOf(s.events, 'duplicate-dropped').length === 1)
+    expect(answersTo(s.mock, 'srv-1')).toEqual([])
+
+    sampling.release()
+    await expect(tool).resolves.toMatchObject({content: [{type: 'text', text: 'answer 1'}]})
+    await reemit(2)
+    await until(() => answersTo(s.mock, 'srv-1').length === 2)
+
+    expect(sampling.calls()).toBe(1)
+    expect(new Set(answersTo(s.mock, 'srv-1')).size).toBe(1)
+    expect(s.gets.lastEventIds).toEqual([undefined, undefined, undefined])
+    expect(s.transport.metrics).toMatchObject({reemittedRequests: 2, replayedEvents: 0, sessionResumptions: 2})
+    expect(s.mock.executions).toEqual({ask: 1})
+    await s.client.close()
+  })
+
+  it('3.g/3.k: reemittedRequests counts server requests re-emitted on a session resumption and moves independently of replayedEvents', async () => {
+    // The standalone stream breaks without a cursor: the mock attaches a fresh stream and re-emits srv-1.
+    const s = await setup((index) => index > 0)
+    const sampling = gatedSampling(s.client)
+    const asked = s.client.callTool({name: 'ask', arguments: {count: 1}})
+    await until(() => sampling.calls() === 1)
+    s.gets.channels[0]!.push(frame(undefined, note(0)))
+    s.gets.channels[0]!.close()
+    await until(() => s.transport.metrics.reemittedRequests === 1)
+    sampling.release()
+    await asked
+    expect(s.transport.metrics).toMatchObject({reemittedRequests: 1, replayedEvents: 0})
+
+    // A cut stream is resumed with its cursor and replays a new server request and the response:
+    // replayed events move, re-emitted requests do not.
+    s.mock.faults.cut = {after: 1, how: 'error', on: 'POST'}
+    await s.client.callTool({name: 'ask', arguments: {count: 1}})
+
+    expect(s.transport.metrics).toMatchObject({reemittedRequests: 1, replayedEvents: 2, streamResumptions: 1})
+    expect(sampling.calls()).toBe(2)
+    expect([answersTo(s.mock, 'srv-1'), answersTo(s.mock, 'srv-2')].map((answers) => answers.length)).toEqual([1, 1])
+    await s.client.close()
+  })
+
+  it('3.g: bounded memory: after 5,000 event IDs on one stream, a replay of the oldest is no longer recognised while a recent one is', async () => {
+    // The bound, by design: a stream remembers its latest event IDs only (about a thousand), not all of them,
+    // so memory stays flat on a stream of any length. A server replays from near the cursor, so an ID far
+    // behind it coming back is a server fault this transport does not guard against.
+    const s = await setup()
+    const ids = Array.from({length: 5000}, (_, index) => index + 1)
+    s.gets.channels[0]!.push(...ids.map((n) => frame(`e${n}`, note(n))))
+    s.gets.channels[0]!.close()
+    await until(() => s.gets.channels.length === 2, 10_000)
+    s.gets.channels[1]!.push(frame('e1', note(1)), frame('e5000', note(5000)), frame('e5001', note(5001)))
+    await until(() => countOf(s.delivered, 5001) === 1)
+
+    expect(s.gets.lastEventIds).toEqual([undefined, 'e5000'])
+    expect(countOf(s.delivered, 1)).toBe(2)
+    expect(countOf(s.delivered, 5000)).toBe(1)
+    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual([{type: 'duplicate-dropped', what: 'event', id: 'e5000'}])
+    await s.client.close()
+  })
+
+  it('3.g property: for any sequence of delivered and replayed event IDs on a stream, no message reaches the Client twice', async () => {
+    // Each connection of the standalone stream carries a run of event IDs (repeats and replays included);
+    // event ID n always carries notification n. Every notification sent must arrive exactly once.
+    const connections = fc.array(fc.array(fc.integer({min: 1, max: 12}), {minLength: 1, maxLength: 8}), {minLength: 1, maxLength: 5})
+    await fc.assert(
+      fc.asyncProperty(connections, async (runs) => {
+        network.resetHandlers()
+        const s = await setup()
+        for (const [index, run] of runs.entries()) {
+          await until(() => s.gets.channels.length > index)
+          s.gets.channels[index]!.push(...run.map((n) => frame(`e${n}`, note(n))))
+          s.gets.channels[index]!.close()
+        }
+        // The connection after the last one opens once everything before it was delivered.
+        await until(() => s.gets.channels.length > runs.length)
+        await s.client.close()
+        const sent = new Set(runs.flat())
+        for (let n = 1; n <= 12; n++) expect(countOf(s.delivered, n)).toBe(sent.has(n) ? 1 : 0)
+      }),
+      {numRuns: 25},
+    )
+  })
+})

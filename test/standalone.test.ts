@@ -1,0 +1,219 @@
+/**
+ * The standalone GET stream (spec-and-sdk.md section 4, D26-D29): opened after `notifications/initialized`,
+ * absent on 405, polled and re-attached while it keeps breaking, given up only after enough failures in a row.
+ */
+import {http} from 'msw'
+import {afterEach, describe, expect, it, vi} from 'vitest'
+import {isTransportError, type ResumableHTTPClientTransportOptions} from '../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock, type Harness} from './fixtures/harness.ts'
+import type {MockMcpServer} from './fixtures/mock-server.ts'
+
+const encoder = new TextEncoder()
+const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
+
+function sampling(id: string): object {
+  return {jsonrpc: '2.0', id, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: id}}], maxTokens: 10}}
+}
+
+/** An SSE response of `frames` (`[id, message]`, id undefined: none; `retry` first when given), then closed or held open. */
+function sse(frames: [string | undefined, object][], end: 'close' | 'hold' = 'close', retry?: number): Response {
+  const text = frames.map(([id, message]) => `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`).join('')
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(`${retry === undefined ? '' : `retry: ${retry}\n`}${text}`))
+      if (end === 'close') controller.close()
+    },
+  })
+  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+}
+
+const status = (code: number) => (): Response => new Response(null, {status: code})
+const held = (): Response => sse([], 'hold')
+
+interface SeenGet {
+  sessionId: string | undefined
+  lastEventId: string | undefined
+}
+
+/** Answers the n-th GET with `script[n]`, every later one with a stream held open; returns the GETs seen. */
+function scriptGets(script: (() => Response | Promise<Response>)[]): SeenGet[] {
+  const gets: SeenGet[] = []
+  network.use(
+    http.get(url, ({request}) => {
+      gets.push({sessionId: request.headers.get('mcp-session-id') ?? undefined, lastEventId: request.headers.get('last-event-id') ?? undefined})
+      return (script[gets.length - 1] ?? held)()
+    }),
+  )
+  return gets
+}
+
+/** Connects under fake timers (setTimeout only: the network still runs) and waits for the GETs `seen` to be 1. */
+async function connectFaked(options: ResumableHTTPClientTransportOptions, seen: SeenGet[]): Promise<Harness> {
+  vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+  const harness = await connect(options)
+  await realTurns(() => seen.length === 1)
+  return harness
+}
+
+/** Lets the network (not the faked timers) run until `predicate` holds, for at most `turns` event-loop turns. */
+async function realTurns(predicate: () => boolean, turns = 500): Promise<void> {
+  for (let turn = 0; turn < turns && !predicate(); turn++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+const quiet = (ms = 60): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('D: the standalone GET stream', () => {
+  it('D26: the GET opens after notifications/initialized, with the session and protocol version', async () => {
+    const mock = useMock()
+    const {client, events} = await connect()
+    await until(() => mock.requests('GET').length === 1)
+
+    expect(mock.log.map((entry) => [entry.method, entry.rpcMethod])).toEqual([
+      ['POST', 'initialize'],
+      ['POST', 'notifications/initialized'],
+      ['GET', undefined],
+    ])
+    expect(mock.requests('GET')).toMatchObject([{sessionId: 'session-1', lastEventId: undefined, protocolVersion: '2025-11-25'}])
+    expect(eventsOf(events, 'stream-opened')).toEqual([
+      {type: 'stream-opened', stream: 'standalone', requestId: undefined, headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
+    ])
+    await client.close()
+  })
+
+  it('D26: 405 means no standalone channel: not reported to onerror, never retried', async () => {
+    const mock = useMock({noStandalone: true})
+    const {client, events, errors, transport} = await connect()
+    await until(() => mock.requests('GET').length === 1)
+    await client.callTool({name: 'echo', arguments: {}})
+    await quiet()
+
+    expect(mock.requests('GET')).toHaveLength(1)
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'not-offered'}])
+    expect(eventsOf(events, 'reconnect')).toEqual([])
+    expect(errors).toEqual([])
+    expect(transport.metrics.sessionResumptions + transport.metrics.streamResumptions).toBe(0)
+    await client.close()
+  })
+
+  it("D27: a GET closed with a cursor is polled with Last-Event-ID after the stream's retry", async () => {
+    useMock()
+    const gets = scriptGets([() => sse([['g_1', listChanged]], 'close', 3000)])
+    const {client, events, transport} = await connectFaked({}, gets)
+    expect(gets).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(2990)
+    expect(gets).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(20)
+
+    expect(gets).toEqual([
+      {sessionId: 'session-1', lastEventId: undefined},
+      {sessionId: 'session-1', lastEventId: 'g_1'},
+    ])
+    expect(eventsOf(events, 'reconnect')).toMatchObject([
+      {stream: 'standalone', branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': 'g_1'}},
+    ])
+    expect(transport.metrics.streamResumptions).toBe(1)
+    await client.close()
+  })
+
+  it('D27: a GET closed without a cursor (and no retry) is re-attached with a plain GET after a backoff', async () => {
+    useMock()
+    const gets = scriptGets([() => sse([[undefined, listChanged]])])
+    const {client, events, transport} = await connectFaked({reconnect: {minDelayMs: 1000, maxDelayMs: 2000}}, gets)
+    expect(gets).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(990)
+    // [issue 3.d] no `retry`: exponential backoff with jitter, so not at once.
+    expect(gets).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1020)
+
+    expect(gets).toEqual([
+      {sessionId: 'session-1', lastEventId: undefined},
+      {sessionId: 'session-1', lastEventId: undefined},
+    ])
+    expect(eventsOf(events, 'reconnect')).toMatchObject([
+      {stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
+    ])
+    expect(transport.metrics.sessionResumptions).toBe(1)
+    await client.close()
+  })
+
+  it('D27: a GET that opened and closed before any event is re-attached as a session resumption', async () => {
+    useMock()
+    const gets = scriptGets([() => sse([])])
+    const {client, events, transport} = await connect()
+    await until(() => gets.length === 2)
+
+    expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: undefined})
+    expect(eventsOf(events, 'reconnect')).toMatchObject([
+      {stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
+    ])
+    expect(transport.metrics.sessionResumptions).toBe(1)
+    await client.close()
+  })
+
+  it('D27: keeps retrying with capped backoff, gives up only after maxAttempts failures in a row, then onerror once', async () => {
+    useMock()
+    const progress = (): Response => sse([[undefined, listChanged]])
+    // 2 failures, progress (the count starts again), 3 failures: given up.
+    const script = [progress, status(503), status(503), progress, status(503), status(503), status(503)]
+    const gets = scriptGets(script)
+    const {client, events, errors} = await connectFaked({reconnect: {maxAttempts: 3, minDelayMs: 100, maxDelayMs: 300, factor: 10}}, gets)
+    // Uncapped, the second backoff of each series alone would be 1000 ms or more.
+    await vi.advanceTimersByTimeAsync(2000)
+    expect(gets).toHaveLength(script.length)
+    await vi.advanceTimersByTimeAsync(60_000)
+
+    expect(gets).toHaveLength(script.length)
+    expect(errors).toHaveLength(1)
+    expect(isTransportError(errors[0], 'http') && errors[0].status).toBe(503)
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'given-up'}])
+    await client.close()
+  })
+
+  it('D28: 409 on a reconnect without a cursor is retried', async () => {
+    useMock()
+    const gets = scriptGets([() => sse([[undefined, listChanged]]), status(409), status(409)])
+    const {client, events, errors} = await connect()
+    await until(() => gets.length === 4)
+    await quiet()
+
+    expect(gets).toHaveLength(4)
+    expect(gets.every((get) => get.sessionId === 'session-1' && get.lastEventId === undefined)).toBe(true)
+    expect(eventsOf(events, 'reconnect-failed').filter((event) => event.attempt > 0).map((event) => isTransportError(event.error) && event.error.status)).toEqual([409, 409])
+    expect(eventsOf(events, 'cursor-rejected')).toEqual([])
+    expect(errors).toEqual([])
+    await client.close()
+  })
+
+  it('D29: server requests arriving on the GET are handled once, de-duplicated by id across replays', async () => {
+    const mock: MockMcpServer = useMock()
+    const answered = (id: string): number => mock.answers.get(id)?.length ?? 0
+    const gets = scriptGets([
+      () => sse([['g_1', sampling('srv-7')]]),
+      // The resume replays from the start: g_1 again, srv-7 again under a new event ID, then srv-8.
+      async () => {
+        await until(() => answered('srv-7') === 1)
+        return sse([['g_1', sampling('srv-7')], ['g_2', sampling('srv-7')], ['g_3', sampling('srv-8')]], 'hold')
+      },
+    ])
+    const {client, sampled, events} = await connect()
+    await until(() => answered('srv-8') === 1)
+    await quiet()
+
+    expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'g_1'})
+    expect(sampled).toHaveLength(2)
+    expect(answered('srv-8')).toBe(1)
+    // What reached the server for srv-7 is the one answer the Client gave, never a second run of the handler.
+    const answers = mock.answers.get('srv-7') ?? []
+    expect(answers.length).toBeGreaterThanOrEqual(1)
+    expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1)
+    expect(eventsOf(events, 'duplicate-dropped')).toEqual([
+      {type: 'duplicate-dropped', what: 'event', id: 'g_1'},
+      {type: 'duplicate-dropped', what: 'server-request', id: 'srv-7'},
+    ])
+    await client.close()
+  })
+})
