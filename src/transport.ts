@@ -236,13 +236,13 @@ export class ResumableHTTPClientTransport implements Transport {
   }
 
   setProtocolVersion(version: string): void {
-    this.#protocolVersion = version
     if (version >= statelessRevision) {
       // [spec 2026-07-28] no sessions, GET streams or event IDs: anything of the kind the server sent is ignored.
       this.#stateless = true
-      this.#sessionId = undefined
-      this.#track(this.#records.clearSession())
-    } else if (this.#sessionId !== undefined) {
+      if (this.#sessionId !== undefined) this.#track(this.#endSession(new TransportError('aborted', `Protocol ${version} has no sessions`)).cleared)
+    }
+    this.#protocolVersion = version
+    if (!this.#stateless && this.#sessionId !== undefined) {
       this.#track(this.#records.saveSession({sessionId: this.#sessionId, protocolVersion: version}))
     }
   }
@@ -276,9 +276,10 @@ export class ResumableHTTPClientTransport implements Transport {
     if (lifetime === undefined) return
     if (this.#options.terminateOnClose) await this.terminateSession().catch((error: unknown) => this.#report(error))
     this.#lifetime = undefined
-    lifetime.abort(new TransportError('aborted', 'The transport was closed'))
+    const closed = new TransportError('aborted', 'The transport was closed')
+    lifetime.abort(closed)
     await Promise.allSettled([...this.#tasks])
-    this.#inbox.settleAll(new TransportError('aborted', 'The transport was closed'))
+    this.#inbox.settleAll(closed)
     this.onclose?.()
   }
 
