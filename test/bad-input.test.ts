@@ -9,75 +9,16 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 import {
   isTransportError,
   ResumableHTTPClientTransport,
-  type JsonRpcId,
   type ReconnectOptions,
   type ResumptionStore,
 } from '../src/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
+import {msUntil} from './fixtures/timing.ts'
+import {answerToolCalls, codeOf, failure, frame, result, sse} from './fixtures/wire.ts'
 
 afterEach(() => {
   vi.useRealTimers()
 })
-
-const encoder = new TextEncoder()
-
-function frame(message: object, id?: string): string {
-  return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`
-}
-
-function result(id: JsonRpcId): object {
-  return {jsonrpc: '2.0', id, result: {content: [{type: 'text', text: 'ok'}]}}
-}
-
-/** An SSE response sending `chunks` one network chunk each, then closing. */
-function sse(chunks: string[]): Response {
-  const pending = [...chunks]
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = pending.shift()
-      if (chunk === undefined) controller.close()
-      else controller.enqueue(encoder.encode(chunk))
-    },
-  })
-  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
-}
-
-/** Answers every `tools/call` with `reply`; everything else goes to the mock. */
-function answerToolCalls(reply: (id: JsonRpcId) => Response): void {
-  network.use(
-    http.post(url, async ({request}) => {
-      const body = (await request.clone().json()) as {method?: string; id?: JsonRpcId}
-      return body.method === 'tools/call' ? reply(body.id!) : undefined
-    }),
-  )
-}
-
-function codeOf(error: unknown): unknown {
-  if (isTransportError(error)) return error.code
-  return error instanceof McpError ? (error.data as {code?: unknown} | undefined)?.code : undefined
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => expect.fail('expected a rejection'),
-    (error: unknown) => error,
-  )
-}
-
-/** Lets real I/O run while fake timers stand still. */
-async function flush(): Promise<void> {
-  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
-}
-
-/** Advances fake time 1 ms at a time, with I/O in between, until `predicate` holds; returns the ms it took. */
-async function msUntil(predicate: () => boolean, limit = 2000): Promise<number> {
-  for (let ms = 0; ms <= limit; ms++) {
-    await flush()
-    if (predicate()) return ms
-    await vi.advanceTimersByTimeAsync(1)
-  }
-  throw new Error(`condition not met within ${limit} ms of fake time`)
-}
 
 describe('bad data from the server', () => {
   it.each([
@@ -88,7 +29,7 @@ describe('bad data from the server', () => {
   ])('an SSE event with %s is reported to onerror as protocol; the stream goes on and the response arrives', async (_what, bad) => {
     useMock()
     const {client, transport, errors} = await connect()
-    answerToolCalls((id) => sse([`id: e1\n${bad}`, frame(result(id), 'e2')]))
+    answerToolCalls((id) => sse([`id: e1\n${bad}`, frame('e2', result(id))]))
     const answer = await client.callTool({name: 'echo'})
     expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
     expect(errors).toHaveLength(1)
@@ -131,15 +72,15 @@ describe('bad data from the server', () => {
     network.use(
       http.get(url, ({request}) => {
         resumes.push(request.headers.get('last-event-id'))
-        return sse([frame(result(1), 'e3')])
+        return sse([frame('e3', result(1))])
       }),
     )
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'echo'}})
 
-    expect(await msUntil(() => resumes.length === 1)).toBe(300)
+    expect(await msUntil(() => resumes.length === 1, 2000)).toBe(300)
     expect(resumes).toEqual(['e2'])
-    await msUntil(() => messages.length === 2)
+    await msUntil(() => messages.length === 2, 2000)
     expect(messages[1]).toEqual(result(1))
     await transport.close()
   })

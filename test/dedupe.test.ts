@@ -8,11 +8,9 @@ import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprot
 import fc from 'fast-check'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
-import type {ResumableHTTPClientTransport} from '../src/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
 import type {MockMcpServer} from './fixtures/mock-server.ts'
-
-const encoder = new TextEncoder()
+import {encoder, frame, tap} from './fixtures/wire.ts'
 
 /** A notification told apart by `n`. */
 const note = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: `n${n}`}})
@@ -23,10 +21,6 @@ const samplingRequest = (id: string): object => ({
   method: 'sampling/createMessage',
   params: {messages: [{role: 'user', content: {type: 'text', text: id}}], maxTokens: 10},
 })
-
-function frame(id: string | undefined, message: object): string {
-  return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`
-}
 
 /** One GET connection the test writes to while it is open. */
 interface Channel {
@@ -56,17 +50,6 @@ function serveGets(mock: MockMcpServer, toMock: (index: number) => boolean = () 
     }),
   )
   return gets
-}
-
-/** Every message the transport hands to the Client, in order. */
-function tap(transport: ResumableHTTPClientTransport): JSONRPCMessage[] {
-  const delivered: JSONRPCMessage[] = []
-  const onmessage = transport.onmessage!
-  transport.onmessage = (message, extra) => {
-    delivered.push(message)
-    onmessage(message, extra)
-  }
-  return delivered
 }
 
 /** How many times notification `n` was delivered. */

@@ -2,16 +2,11 @@
  * The two failures the design note observed in the field, reproduced against a server that behaves as it
  * describes, with the SDK Client on top: both must end well with this transport.
  */
-import {CreateMessageRequestSchema, McpError} from '@modelcontextprotocol/sdk/types.js'
+import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, MemoryStore} from '../src/index.ts'
+import {MemoryStore} from '../src/index.ts'
 import {connect, eventsOf, until, useMock} from './fixtures/harness.ts'
-
-/** The TransportError code a call failed with: thrown by `send`, or carried by the settling JSON-RPC error. */
-function codeOf(error: unknown): unknown {
-  if (isTransportError(error)) return error.code
-  return error instanceof McpError ? (error.data as {code?: unknown} | undefined)?.code : undefined
-}
+import {codeOf} from './fixtures/wire.ts'
 
 describe('design note, failure 1: restart without the event ID', () => {
   it('re-attaches by session ID alone and answers the two re-emitted sampling requests exactly once', async () => {

@@ -15,55 +15,14 @@ import {
 } from '../src/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
 import {RecordingStore} from './fixtures/recording-store.ts'
+import {msUntil} from './fixtures/timing.ts'
+import {answerToolCalls, codeOf, failure, frame, result, sse, tap} from './fixtures/wire.ts'
 
 afterEach(() => {
   vi.useRealTimers()
 })
 
-const encoder = new TextEncoder()
 const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
-
-/** One SSE event carrying `message`, with an event ID when given. */
-function frame(message: object, id?: string): string {
-  return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`
-}
-
-function result(id: JsonRpcId, text = 'ok'): object {
-  return {jsonrpc: '2.0', id, result: {content: [{type: 'text', text}]}}
-}
-
-/** An SSE response: `chunks` one network chunk each, then the connection closes, breaks, or stays open. */
-function sse(chunks: string[], end: 'close' | 'error' | 'open' = 'close'): Response {
-  const pending = [...chunks]
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const chunk = pending.shift()
-      if (chunk !== undefined) controller.enqueue(encoder.encode(chunk))
-      else if (end === 'close') controller.close()
-      else if (end === 'open') await new Promise<never>(() => {})
-      else {
-        // A drop loses what is still queued: let the client read what was sent first.
-        await new Promise((resolve) => setTimeout(resolve, 10))
-        controller.error(new TypeError('terminated'))
-      }
-    },
-  })
-  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
-}
-
-/** Answers every `tools/call` with `reply`; everything else goes to the mock. Returns the calls' headers. */
-function answerToolCalls(reply: (id: JsonRpcId) => Response): Headers[] {
-  const calls: Headers[] = []
-  network.use(
-    http.post(url, async ({request}) => {
-      const body = (await request.clone().json()) as {method?: string; id?: JsonRpcId}
-      if (body.method !== 'tools/call') return undefined
-      calls.push(request.headers)
-      return reply(body.id!)
-    }),
-  )
-  return calls
-}
 
 /** Answers every GET carrying Last-Event-ID with `reply(n)` (n from 1); plain GETs go to the mock. */
 function answerResumes(reply: (n: number) => Response): {lastEventId: string | null; sessionId: string | null}[] {
@@ -79,30 +38,6 @@ function answerResumes(reply: (n: number) => Response): {lastEventId: string | n
   return resumes
 }
 
-/** Records what the transport hands the Client, then hands it on. */
-function tap(transport: ResumableHTTPClientTransport): JSONRPCMessage[] {
-  const seen: JSONRPCMessage[] = []
-  const deliver = transport.onmessage
-  transport.onmessage = (message, extra) => {
-    seen.push(message)
-    deliver?.(message, extra)
-  }
-  return seen
-}
-
-/** The TransportError code a call failed with: thrown by `send`, or carried by the settling JSON-RPC error. */
-function codeOf(error: unknown): unknown {
-  if (isTransportError(error)) return error.code
-  return error instanceof McpError ? (error.data as {code?: unknown} | undefined)?.code : undefined
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => expect.fail('expected a rejection'),
-    (error: unknown) => error,
-  )
-}
-
 /** A transport without the Client, initialized with the mock (no standalone GET: no notifications/initialized). */
 async function driven(options: ResumableHTTPClientTransportOptions = {}) {
   const events: TransportEvent[] = []
@@ -115,21 +50,6 @@ async function driven(options: ResumableHTTPClientTransportOptions = {}) {
   const call = (id: number): Promise<void> => transport.send({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo'}})
   const answerTo = (id: number): JSONRPCMessage | undefined => messages.find((message) => 'id' in message && message.id === id)
   return {transport, events, messages, call, answerTo}
-}
-
-/** Lets real I/O run while fake timers stand still. */
-async function flush(): Promise<void> {
-  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
-}
-
-/** Advances fake time 1 ms at a time, with I/O in between, until `predicate` holds; returns the ms it took. */
-async function msUntil(predicate: () => boolean, limit = 5000): Promise<number> {
-  for (let ms = 0; ms <= limit; ms++) {
-    await flush()
-    if (predicate()) return ms
-    await vi.advanceTimersByTimeAsync(1)
-  }
-  throw new Error(`condition not met within ${limit} ms of fake time`)
 }
 
 describe('B7: JSON responses', () => {
@@ -171,7 +91,7 @@ describe('B8: a stream that breaks before any event ID', () => {
       const mock = useMock()
       const {client, transport} = await connect()
       await until(() => mock.requests('GET').length === 1)
-      const calls = answerToolCalls(() => sse([frame(note)], end))
+      const calls = answerToolCalls(() => sse([frame(undefined, note)], end))
       const started = Date.now()
       // A hang would end in the SDK's request timeout (60 s by default; 3 s here) with another error.
       const error = await failure(client.callTool({name: 'echo'}, undefined, {timeout: 3000}))
@@ -211,7 +131,7 @@ async function primingMovesTheCursor(priming: string): Promise<void> {
     callId = id
     return sse([`retry: 1\n${priming}`], 'close')
   })
-  const resumes = answerResumes(() => sse([frame(result(callId!), 'e2')]))
+  const resumes = answerResumes(() => sse([frame('e2', result(callId!))]))
   await client.callTool({name: 'echo'})
 
   expect(resumes).toEqual([{lastEventId: 'e1', sessionId: 'session-1'}])
@@ -244,7 +164,7 @@ describe('B10: a stream that ends after its response', () => {
     let callId: JsonRpcId | undefined
     answerToolCalls((id) => {
       callId = id
-      return sse(['retry: 1\nid: e1\ndata: \n\n', frame({jsonrpc: '2.0', id, ...outcome}, 'e2')], end)
+      return sse(['retry: 1\nid: e1\ndata: \n\n', frame('e2', {jsonrpc: '2.0', id, ...outcome})], end)
     })
     const error = await client.callTool({name: 'echo'}).then(() => undefined, (e: unknown) => e)
     if ('error' in outcome) expect(error).toMatchObject({code: -32602})
@@ -275,8 +195,8 @@ describe('B11: server close with retry', () => {
     const retryMs = 400
     useMock()
     const {transport, call, answerTo} = await driven()
-    const calls = answerToolCalls(() => sse([`retry: ${retryMs}\nid: e1\ndata: \n\n`, frame(note, 'e2')], 'close'))
-    const resumes = answerResumes(() => sse([frame(result(7), 'e3')]))
+    const calls = answerToolCalls(() => sse([`retry: ${retryMs}\nid: e1\ndata: \n\n`, frame('e2', note)], 'close'))
+    const resumes = answerResumes(() => sse([frame('e3', result(7))]))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     await call(7)
 
@@ -295,7 +215,7 @@ describe('B12: no retry: backoff, attempts counted per stream', () => {
     const {client, transport, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}})
     const calls = answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
     // Three resumes each bring one new event and close; after that the server accepts and closes at once.
-    const resumes = answerResumes((n) => sse(n <= 3 ? [frame(note, `e${n + 1}`)] : [], 'close'))
+    const resumes = answerResumes((n) => sse(n <= 3 ? [frame(`e${n + 1}`, note)] : [], 'close'))
     const error = await failure(client.callTool({name: 'echo'}))
 
     expect(codeOf(error)).toBe('outcome-unknown')

@@ -8,20 +8,13 @@ import {describe, expect, it} from 'vitest'
 import {isTransportError, ResumableHTTPClientTransport, type TransportEvent} from '../src/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
 import {RecordingStore} from './fixtures/recording-store.ts'
+import {failure} from './fixtures/wire.ts'
 
 const initialize: JSONRPCMessage = {
   jsonrpc: '2.0',
   id: 0,
   method: 'initialize',
   params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}},
-}
-
-/** The error `promise` rejects with; fails the test if it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => expect.fail('expected a rejection'),
-    (error: unknown) => error,
-  )
 }
 
 /** A transport driven by hand (no Client), started, with what it delivers and reports. */
@@ -68,7 +61,7 @@ describe('A1: the session comes from the initialize response', () => {
     ['a non-ASCII character', 'caf\xE9'],
   ])('A1: a session ID with %s fails connect with protocol, and nothing more is sent', async (_what, sessionId) => {
     const mock = useMock({sessionIds: [sessionId]})
-    const error = await rejection(connect())
+    const error = await failure(connect())
     expect(isTransportError(error, 'protocol')).toBe(true)
     expect(mock.log.map((entry) => entry.rpcMethod ?? entry.method)).toEqual(['initialize'])
   })
@@ -83,7 +76,7 @@ describe('A2: no session ID means stateless', () => {
     await client.listTools()
     // The priming event and the first progress carry IDs, then the connection drops.
     mock.faults.cut = {after: 2, how: 'error', on: 'POST'}
-    const error = await rejection(client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}, timeout: 3000}))
+    const error = await failure(client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}, timeout: 3000}))
     expect(error).toBeInstanceOf(McpError)
     expect((error as McpError).data).toMatchObject({code: 'outcome-unknown'})
     await client.listTools()
@@ -137,7 +130,7 @@ describe('A4: notifications and responses', () => {
     const {client, transport} = await connect()
     const before = mock.log.length
     mock.faults.status = {method: 'POST', status}
-    const error = await rejection(transport.send(message))
+    const error = await failure(transport.send(message))
     expect(isTransportError(error, 'http') && error.status === status).toBe(true)
     await client.listTools()
     expect(mock.log.slice(before).map((entry) => [entry.method, entry.rpcMethod, entry.status])).toEqual([
@@ -216,7 +209,7 @@ describe('A6: a 400 to a request', () => {
         return HttpResponse.json(refusal, {status: 400})
       }),
     )
-    const error = await rejection(client.callTool({name: 'echo'}))
+    const error = await failure(client.callTool({name: 'echo'}))
     expect(isTransportError(error, 'http') && error.status === 400).toBe(true)
     expect((error as Error).message).toContain('Unsupported protocol version')
     await client.listTools()
@@ -248,7 +241,7 @@ describe('E30: the sessionId option', () => {
   it.each(['bad id', 'bad\nid', '', 'caf\xE9'])('E30: an invalid sessionId option %j fails start with protocol and sends nothing', async (sessionId) => {
     const mock = useMock()
     const transport = new ResumableHTTPClientTransport(new URL(url), {sessionId})
-    const error = await rejection(transport.start())
+    const error = await failure(transport.start())
     expect(isTransportError(error, 'protocol')).toBe(true)
     await new Promise((resolve) => setTimeout(resolve, 10))
     expect(mock.log).toEqual([])

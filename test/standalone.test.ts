@@ -7,28 +7,17 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 import {isTransportError, type ResumableHTTPClientTransportOptions} from '../src/index.ts'
 import {connect, eventsOf, network, until, url, useMock, type Harness} from './fixtures/harness.ts'
 import type {MockMcpServer} from './fixtures/mock-server.ts'
+import {quiet, realTurns} from './fixtures/timing.ts'
+import {frame, sse} from './fixtures/wire.ts'
 
-const encoder = new TextEncoder()
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
 
 function sampling(id: string): object {
   return {jsonrpc: '2.0', id, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: id}}], maxTokens: 10}}
 }
 
-/** An SSE response of `frames` (`[id, message]`, id undefined: none; `retry` first when given), then closed or held open. */
-function sse(frames: [string | undefined, object][], end: 'close' | 'hold' = 'close', retry?: number): Response {
-  const text = frames.map(([id, message]) => `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`).join('')
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(encoder.encode(`${retry === undefined ? '' : `retry: ${retry}\n`}${text}`))
-      if (end === 'close') controller.close()
-    },
-  })
-  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
-}
-
 const status = (code: number) => (): Response => new Response(null, {status: code})
-const held = (): Response => sse([], 'hold')
+const held = (): Response => sse([], 'open')
 
 interface SeenGet {
   sessionId: string | undefined
@@ -54,13 +43,6 @@ async function connectFaked(options: ResumableHTTPClientTransportOptions, seen: 
   await realTurns(() => seen.length === 1)
   return harness
 }
-
-/** Lets the network (not the faked timers) run until `predicate` holds, for at most `turns` event-loop turns. */
-async function realTurns(predicate: () => boolean, turns = 500): Promise<void> {
-  for (let turn = 0; turn < turns && !predicate(); turn++) await new Promise((resolve) => setImmediate(resolve))
-}
-
-const quiet = (ms = 60): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 afterEach(() => {
   vi.useRealTimers()
@@ -101,7 +83,7 @@ describe('D: the standalone GET stream', () => {
 
   it("D27: a GET closed with a cursor is polled with Last-Event-ID after the stream's retry", async () => {
     useMock()
-    const gets = scriptGets([() => sse([['g_1', listChanged]], 'close', 3000)])
+    const gets = scriptGets([() => sse([`retry: 3000\n${frame('g_1', listChanged)}`])])
     const {client, events, transport} = await connectFaked({}, gets)
     expect(gets).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(2990)
@@ -121,7 +103,7 @@ describe('D: the standalone GET stream', () => {
 
   it('D27: a GET closed without a cursor (and no retry) is re-attached with a plain GET after a backoff', async () => {
     useMock()
-    const gets = scriptGets([() => sse([[undefined, listChanged]])])
+    const gets = scriptGets([() => sse([frame(undefined, listChanged)])])
     const {client, events, transport} = await connectFaked({reconnect: {minDelayMs: 1000, maxDelayMs: 2000}}, gets)
     expect(gets).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(990)
@@ -156,7 +138,7 @@ describe('D: the standalone GET stream', () => {
 
   it('D27: keeps retrying with capped backoff, gives up only after maxAttempts failures in a row, then onerror once', async () => {
     useMock()
-    const progress = (): Response => sse([[undefined, listChanged]])
+    const progress = (): Response => sse([frame(undefined, listChanged)])
     // 2 failures, progress (the count starts again), 3 failures: given up.
     const script = [progress, status(503), status(503), progress, status(503), status(503), status(503)]
     const gets = scriptGets(script)
@@ -175,7 +157,7 @@ describe('D: the standalone GET stream', () => {
 
   it('D28: 409 on a reconnect without a cursor is retried', async () => {
     useMock()
-    const gets = scriptGets([() => sse([[undefined, listChanged]]), status(409), status(409)])
+    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(409), status(409)])
     const {client, events, errors} = await connect()
     await until(() => gets.length === 4)
     await quiet()
@@ -192,11 +174,11 @@ describe('D: the standalone GET stream', () => {
     const mock: MockMcpServer = useMock()
     const answered = (id: string): number => mock.answers.get(id)?.length ?? 0
     const gets = scriptGets([
-      () => sse([['g_1', sampling('srv-7')]]),
+      () => sse([frame('g_1', sampling('srv-7'))]),
       // The resume replays from the start: g_1 again, srv-7 again under a new event ID, then srv-8.
       async () => {
         await until(() => answered('srv-7') === 1)
-        return sse([['g_1', sampling('srv-7')], ['g_2', sampling('srv-7')], ['g_3', sampling('srv-8')]], 'hold')
+        return sse([frame('g_1', sampling('srv-7')) + frame('g_2', sampling('srv-7')) + frame('g_3', sampling('srv-8'))], 'open')
       },
     ])
     const {client, sampled, events} = await connect()

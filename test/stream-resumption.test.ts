@@ -14,26 +14,8 @@ import {
 } from '../src/index.ts'
 import {connect, eventsOf, network, until, url, useMock, type Harness} from './fixtures/harness.ts'
 import type {Cut, MockMcpServer, MockServerOptions} from './fixtures/mock-server.ts'
-
-const encoder = new TextEncoder()
-
-/** One SSE frame; `id` '' is an empty `id:` line, undefined none. `message` undefined: empty data (priming). */
-function frame(id: string | undefined, message?: object): string {
-  const idLine = id === undefined ? '' : id === '' ? 'id:\n' : `id: ${id}\n`
-  return `${idLine}data: ${message === undefined ? '' : JSON.stringify(message)}\n\n`
-}
-
-/** An SSE response writing `chunks`, then closing, dropping (network error) or staying open. */
-function sse(chunks: string[], end: 'close' | 'drop' | 'hold' = 'close'): Response {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk))
-      if (end === 'close') controller.close()
-      if (end === 'drop') setTimeout(() => controller.error(new TypeError('terminated')), 5)
-    },
-  })
-  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
-}
+import {quiet, realTurns} from './fixtures/timing.ts'
+import {codeOf, frame, sse, tap} from './fixtures/wire.ts'
 
 interface SeenGet {
   sessionId: string | undefined
@@ -90,11 +72,6 @@ function outcome(call: Promise<unknown>): Promise<unknown> {
   )
 }
 
-/** The TransportError code a settled call carries (McpError `data.code`). */
-function codeOf(result: unknown): unknown {
-  return (result as {data?: {code?: unknown}} | undefined)?.data?.code
-}
-
 /** Asks for progress, so that `slow` writes one event per step. */
 const withProgress = {onprogress: () => {}}
 
@@ -112,14 +89,6 @@ async function interruptedCall(s: Setup, cut: Cut, args: object = {steps: 5}): P
 }
 
 const resumeGets = (s: Setup): SeenGet[] => s.gets.filter((get) => get.lastEventId !== undefined)
-
-/** Under fake timers: lets the network run until `predicate` holds, for at most `turns` event-loop turns. */
-async function realTurns(predicate: () => boolean, turns = 500): Promise<void> {
-  for (let turn = 0; turn < turns && !predicate(); turn++) await new Promise((resolve) => setImmediate(resolve))
-}
-
-/** Lets background reconnects run, to show that nothing more happens. */
-const quiet = (ms = 60): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A store whose contents the test can read, and freeze so that what it holds stays there. */
 class InspectableStore implements ResumptionStore {
@@ -194,14 +163,9 @@ describe('C: stream resumption', () => {
     let replay!: (message: object) => void
     const replayed = new Promise<object>((resolve) => (replay = resolve))
     const s = await setup(async (get) =>
-      get.lastEventId === undefined ? sse([frame('g_1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})]) : sse([frame('g_2', await replayed)], 'hold'),
+      get.lastEventId === undefined ? sse([frame('g_1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})]) : sse([frame('g_2', await replayed)], 'open'),
     )
-    const delivered: object[] = []
-    const onmessage = s.transport.onmessage!
-    s.transport.onmessage = (message, extra) => {
-      delivered.push(message)
-      onmessage(message, extra)
-    }
+    const delivered = tap(s.transport)
     await s.client.callTool({name: 'echo', arguments: {}})
     const response = delivered.find((message) => 'result' in message) as unknown as {id: number}
     replay(response)
@@ -216,7 +180,7 @@ describe('C: stream resumption', () => {
   })
 
   it('C16: a resume GET that drops before any new event is followed by one with the same Last-Event-ID, never an empty one', async () => {
-    const s = await setup((get) => (get.lastEventId !== undefined && resumeGets(s).length === 1 ? sse([': keep-alive\n\n'], 'drop') : undefined))
+    const s = await setup((get) => (get.lastEventId !== undefined && resumeGets(s).length === 1 ? sse([': keep-alive\n\n'], 'error') : undefined))
     const {result, cursor} = await interruptedCall(s, {after: 2, how: 'error'}, {steps: 3})
 
     expect(await result).toMatchObject({content: [{type: 'text', text: 'done after 3 steps'}]})
@@ -316,7 +280,7 @@ describe('C: stream resumption', () => {
 
   it('C20: 409 to the standalone GET without a cursor is retried after a backoff', async () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
-    const gets = interceptGets(useMock(), (_, index) => (index < 2 ? new Response(null, {status: 409}) : sse([], 'hold')))
+    const gets = interceptGets(useMock(), (_, index) => (index < 2 ? new Response(null, {status: 409}) : sse([], 'open')))
     const {client, events, errors} = await connect({reconnect: {minDelayMs: 1000, maxDelayMs: 1500, factor: 1}})
     await realTurns(() => gets.length === 1)
     await realTurns(() => eventsOf(events, 'reconnect-failed').length === 1)
@@ -339,7 +303,7 @@ describe('C: stream resumption', () => {
       http.post(url, async ({request}) => {
         const body = (await request.clone().json()) as {method?: string}
         if (body.method !== 'tools/call') return undefined
-        return sse([frame('a_1'), frame('', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})], 'drop')
+        return sse([frame('a_1'), frame('', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})], 'error')
       }),
     )
     const result = await outcome(s.client.callTool({name: 'echo', arguments: {}}))
@@ -389,7 +353,7 @@ describe('3.e: a cursor belongs to the session that produced it', () => {
     const store = new InspectableStore()
     const notification = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
     const mock = useMock()
-    const gets = interceptGets(mock, () => sse([frame('g1_1', notification)], 'hold'))
+    const gets = interceptGets(mock, () => sse([frame('g1_1', notification)], 'open'))
     const first = await connect({store})
     await until(() => store.mentions('g1_1'))
     // From here the store is read-only: session-1's cursor stays in it while the next transports start.

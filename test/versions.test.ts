@@ -8,44 +8,11 @@ import {describe, expect, it} from 'vitest'
 import {isTransportError, ResumableHTTPClientTransport, type JsonRpcId, type TransportEvent} from '../src/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
 import {RecordingStore} from './fixtures/recording-store.ts'
+import {answerToolCalls, frame, sse} from './fixtures/wire.ts'
 
-const encoder = new TextEncoder()
 const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
 const methodNotFound = (id: JsonRpcId): Response =>
   HttpResponse.json({jsonrpc: '2.0', id, error: {code: -32601, message: 'Method not found'}}, {status: 404})
-
-function frame(message: object, id?: string): string {
-  return `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`
-}
-
-/** An SSE response: `chunks` one network chunk each, then the connection closes, breaks, or stays open. */
-function sse(chunks: string[], end: 'close' | 'error' | 'open' = 'close'): Response {
-  const pending = [...chunks]
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const chunk = pending.shift()
-      if (chunk !== undefined) controller.enqueue(encoder.encode(chunk))
-      else if (end === 'close') controller.close()
-      else if (end === 'open') await new Promise<never>(() => {})
-      else {
-        // A drop loses what is still queued: let the client read what was sent first.
-        await new Promise((resolve) => setTimeout(resolve, 10))
-        controller.error(new TypeError('terminated'))
-      }
-    },
-  })
-  return new Response(body, {headers: {'content-type': 'text/event-stream'}})
-}
-
-/** Answers `tools/call` with `reply(id, progressToken)`; everything else goes to the mock. */
-function answerToolCalls(reply: (id: JsonRpcId, progressToken: unknown) => Response): void {
-  network.use(
-    http.post(url, async ({request}) => {
-      const body = (await request.clone().json()) as {method?: string; id?: JsonRpcId; params?: {_meta?: {progressToken?: unknown}}}
-      return body.method === 'tools/call' ? reply(body.id!, body.params?._meta?.progressToken) : undefined
-    }),
-  )
-}
 
 interface Seen {
   method: string
@@ -81,7 +48,7 @@ function modernServer(call: (id: JsonRpcId, tool: string) => Response): Seen[] {
       }
       if (body.method === 'tools/call') return call(body.id, body.params?.name ?? '')
       // Event IDs mean nothing here: a server may repeat one, and both events must still arrive.
-      return sse([frame(note, 'x1'), frame({jsonrpc: '2.0', id: body.id, result: {tools: []}}, 'x1')])
+      return sse([frame('x1', note), frame('x1', {jsonrpc: '2.0', id: body.id, result: {tools: []}})])
     }),
   )
   return seen
@@ -184,7 +151,7 @@ describe('G38: 2025-11-25 polling', () => {
 describe('G39: a 2026-07-28 server', () => {
   it('G39: no session header, no GET, SSE IDs ignored; a broken stream rejects its request with outcome-unknown, never re-issued', async () => {
     const {seen, store, transport, request, answerTo, events, messages} = await onModernServer(() =>
-      sse(['retry: 1\n' + frame(note, 'e1'), frame(note, 'e2')], 'error'),
+      sse(['retry: 1\n' + frame('e1', note), frame('e2', note)], 'error'),
     )
     expect(transport.sessionId).toBeUndefined()
     await request(1, 'tools/call', 'echo')
