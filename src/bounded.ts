@@ -43,6 +43,12 @@ export class RecentMap<K, V> {
     this.#current = new Map()
   }
 
+  /** Older first. */
+  *entries(): IterableIterator<[K, V]> {
+    yield* this.#previous
+    yield* this.#current
+  }
+
   clear(): void {
     this.#current.clear()
     this.#previous.clear()

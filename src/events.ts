@@ -38,6 +38,8 @@ export type TransportEvent =
   | {type: 'duplicate-dropped'; what: 'event' | 'response' | 'server-request'; id: string | number}
   | {type: 'cached-answer-resent'; requestId: JsonRpcId}
   | {type: 'unmatched-response'; id: JsonRpcId}
+  /** A notification on a stream a previous process left: meant for that process's Client, not delivered. */
+  | {type: 'orphaned-notification'; method: string | undefined}
   | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}
   | {type: 'store-error'; key: string; error: unknown}
 
@@ -55,4 +57,9 @@ export interface TransportMetrics {
   sessionResumptions: number
   /** Sessions established by `initialize`. */
   newSessions: number
+  /**
+   * Responses to no request of this transport: answers to a previous process's requests replayed on the
+   * streams it left (never delivered to the Client), or responses the Client already gave up on.
+   */
+  unmatchedResponses: number
 }

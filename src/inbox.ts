@@ -2,7 +2,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {RecentMap} from './bounded.ts'
 import type {TransportError} from './errors.ts'
 import type {TransportEvent, TransportMetrics} from './events.ts'
-import {requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from './jsonrpc.ts'
+import {isJsonRpcId, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from './jsonrpc.ts'
 
 /** At least how many settled request IDs and server requests are remembered to recognise duplicates. */
 const memory = 1024
@@ -16,97 +16,169 @@ export interface InboxHooks {
   metrics: TransportMetrics
 }
 
+/** A request on the wire: the Client's own ID, and whether its progress token was renamed with it. */
+interface Pending {
+  clientId: JsonRpcId
+  renamedToken: boolean
+}
+
 /**
- * Everything that reaches the Client passes here, and each JSON-RPC message does so once:
- * a response only for a request still pending, a server request only while it has not been seen.
- * Memory is bounded by the requests in flight plus {@link memory} remembered IDs.
+ * Everything that reaches the Client passes here, and each JSON-RPC message does so once: a response only
+ * for a request still pending, a server request only while it has not been seen. It also translates request
+ * IDs: the Client's restart at 0 in every process, the wire's are unique within the session (see
+ * {@link Inbox.expect}). Memory is bounded by the requests in flight plus {@link memory} remembered IDs.
  */
 export class Inbox {
   readonly #hooks: InboxHooks
-  /** Requests sent and not yet answered. */
-  readonly #pending = new Set<JsonRpcId>()
-  /** Requests answered or settled lately: a second answer is a duplicate. */
+  /** Requests sent and not yet answered, by wire ID. */
+  readonly #pending = new Map<number, Pending>()
+  /** The wire ID of each pending request, by the Client's ID. */
+  readonly #wireIds = new Map<JsonRpcId, number>()
+  /** Wire IDs answered or settled lately: a second answer is a duplicate. */
   readonly #settled = new RecentMap<JsonRpcId, true>(memory)
   /** Server-to-client requests seen lately, with the Client's answer once it has one. */
   readonly #serverRequests = new RecentMap<JsonRpcId, JSONRPCMessage | undefined>(memory)
+  /** The answers to keep across processes, in the order given. */
+  readonly #answers = new RecentMap<string, JSONRPCMessage>(memory / 16)
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks
   }
 
-  expect(id: JsonRpcId): void {
-    this.#pending.add(id)
+  /**
+   * Puts request `message` on the wire as `wireId`: returns it with that ID, and its progress token too when
+   * the Client used its own request ID as the token (the SDK does), since tokens must be unique among the
+   * session's active requests, the previous process's included.
+   */
+  expect(message: JSONRPCMessage, wireId: number): JSONRPCMessage {
+    const clientId = requestIdOf(message)!
+    const params = (message as {params?: {_meta?: {progressToken?: unknown}}}).params
+    const renamedToken = params?._meta?.progressToken === clientId
+    this.#pending.set(wireId, {clientId, renamedToken})
+    this.#wireIds.set(clientId, wireId)
+    const renamed = {...message, id: wireId} as JSONRPCMessage & {params?: object}
+    if (renamedToken) renamed.params = {...params, _meta: {...params?._meta, progressToken: wireId}}
+    return renamed
   }
 
-  /** Stops waiting for `id` without delivering anything (the Client cancelled it, or `send` rejected). */
-  forget(id: JsonRpcId): void {
-    this.#pending.delete(id)
+  /** The wire ID of the Client's pending request `clientId`. */
+  wireIdOf(clientId: JsonRpcId): number | undefined {
+    return this.#wireIds.get(clientId)
   }
 
-  isPending(id: JsonRpcId): boolean {
-    return this.#pending.has(id)
-  }
-
-  /** Remembers the Client's answer to a server request, to re-send it if the request comes again. */
-  recordAnswer(message: JSONRPCMessage): void {
-    const id = responseIdOf(message)
-    if (id !== undefined && this.#serverRequests.has(id)) this.#serverRequests.set(id, message)
+  /** Stops waiting for `wireId` without delivering anything (the Client cancelled it, or `send` rejected). */
+  forget(wireId: number): void {
+    const pending = this.#pending.get(wireId)
+    if (pending === undefined) return
+    this.#pending.delete(wireId)
+    this.#wireIds.delete(pending.clientId)
   }
 
   /**
-   * Delivers `message` unless it was delivered already. `reemitted` marks a stream attached without
-   * `Last-Event-ID`, where the server re-emits its pending requests.
-   * Returns the ID of the request this message answered, if it answered one.
+   * Remembers the Client's answer to a server request, to re-send it if the request comes again.
+   * True when `message` was such an answer (worth persisting before it is sent).
    */
-  receive(message: JSONRPCMessage, reemitted: boolean): JsonRpcId | undefined {
+  recordAnswer(message: JSONRPCMessage): boolean {
+    const id = responseIdOf(message)
+    if (id === undefined || !this.#serverRequests.has(id)) return false
+    this.#serverRequests.set(id, message)
+    this.#answers.set(JSON.stringify(id), message)
+    return true
+  }
+
+  /** The answers to keep, by `JSON.stringify(id)` (which keeps 1 and "1" apart). */
+  answers(): Map<string, JSONRPCMessage> {
+    return new Map(this.#answers.entries())
+  }
+
+  /** Answers a previous process gave, so that a request it answered is answered again, not handled twice. */
+  restoreAnswers(answers: Map<string, unknown>): void {
+    for (const [key, answer] of answers) {
+      const id: unknown = JSON.parse(key)
+      if (!isJsonRpcId(id) || responseIdOf(answer as JSONRPCMessage) !== id) continue
+      this.#serverRequests.set(id, answer as JSONRPCMessage)
+      this.#answers.set(key, answer as JSONRPCMessage)
+    }
+  }
+
+  /**
+   * Delivers `message` unless it was delivered already, with the Client's request ID in place of the wire's.
+   * `reemitted` marks a stream attached without `Last-Event-ID`, where the server re-emits its pending
+   * requests. Returns the wire ID of the request this message answered, if it answered one.
+   */
+  receive(message: JSONRPCMessage, reemitted: boolean): number | undefined {
     const responseId = responseIdOf(message)
     if (responseId !== undefined) {
-      if (!this.#pending.delete(responseId)) {
+      const pending = typeof responseId === 'number' ? this.#pending.get(responseId) : undefined
+      if (pending === undefined) {
         if (this.#settled.has(responseId)) this.#dropped('response', responseId)
-        else this.#hooks.onEvent({type: 'unmatched-response', id: responseId})
-        return undefined
-      }
-      this.#settled.set(responseId, true)
-      this.#hooks.deliver(message)
-      return responseId
-    }
-    const requestId = requestIdOf(message)
-    if (requestId !== undefined) {
-      if (reemitted) this.#hooks.metrics.reemittedRequests++
-      if (this.#serverRequests.has(requestId)) {
-        const answer = this.#serverRequests.get(requestId)
-        this.#dropped('server-request', requestId)
-        // Answered already: answer again instead of running the handler twice. Pending: the answer is coming.
-        if (answer !== undefined) {
-          this.#hooks.onEvent({type: 'cached-answer-resent', requestId})
-          this.#hooks.resendAnswer(answer)
+        else {
+          this.#hooks.metrics.unmatchedResponses++
+          this.#hooks.onEvent({type: 'unmatched-response', id: responseId})
         }
         return undefined
       }
-      this.#serverRequests.set(requestId, undefined)
+      this.#close(responseId as number, pending)
+      this.#hooks.deliver({...message, id: pending.clientId} as JSONRPCMessage)
+      return responseId as number
     }
+    const requestId = requestIdOf(message)
+    if (requestId === undefined) {
+      this.#hooks.deliver(this.#progressForClient(message))
+      return undefined
+    }
+    if (reemitted) this.#hooks.metrics.reemittedRequests++
+    if (this.#serverRequests.has(requestId)) {
+      const answer = this.#serverRequests.get(requestId)
+      this.#dropped('server-request', requestId)
+      // Answered already: answer again instead of running the handler twice. Pending: the answer is coming.
+      if (answer !== undefined) {
+        this.#hooks.onEvent({type: 'cached-answer-resent', requestId})
+        this.#hooks.resendAnswer(answer)
+      }
+      return undefined
+    }
+    this.#serverRequests.set(requestId, undefined)
     this.#hooks.deliver(message)
     return undefined
   }
 
-  /** Settles request `id` with a JSON-RPC error carrying `error.code`, so the caller rejects at once. */
-  settle(id: JsonRpcId, error: TransportError): void {
-    if (!this.#pending.delete(id)) return
-    this.#settled.set(id, true)
-    this.#hooks.onEvent({type: 'request-settled', requestId: id, code: error.code})
-    this.#hooks.deliver(settlementFor(id, error))
+  /** Settles request `wireId` with a JSON-RPC error carrying `error.code`, so the caller rejects at once. */
+  settle(wireId: number, error: TransportError): void {
+    const pending = this.#pending.get(wireId)
+    if (pending === undefined) return
+    this.#close(wireId, pending)
+    this.#hooks.onEvent({type: 'request-settled', requestId: pending.clientId, code: error.code})
+    this.#hooks.deliver(settlementFor(pending.clientId, error))
   }
 
   /** Settles every pending request; returns how many there were. */
   settleAll(error: TransportError): number {
-    const ids = [...this.#pending]
-    for (const id of ids) this.settle(id, error)
-    return ids.length
+    const wireIds = [...this.#pending.keys()]
+    for (const wireId of wireIds) this.settle(wireId, error)
+    return wireIds.length
   }
 
   /** A new session starts: server request IDs of the old one mean nothing any more. */
   forgetServerRequests(): void {
     this.#serverRequests.clear()
+    this.#answers.clear()
+  }
+
+  #close(wireId: number, pending: Pending): void {
+    this.#pending.delete(wireId)
+    this.#wireIds.delete(pending.clientId)
+    this.#settled.set(wireId, true)
+  }
+
+  /** A progress notification names the token the Client chose, not the one that went on the wire. */
+  #progressForClient(message: JSONRPCMessage): JSONRPCMessage {
+    const params = (message as {params?: {progressToken?: unknown}}).params
+    const token = params?.progressToken
+    if (typeof token !== 'number') return message
+    const pending = this.#pending.get(token)
+    if (pending?.renamedToken !== true) return message
+    return {...message, params: {...params, progressToken: pending.clientId}} as JSONRPCMessage
   }
 
   #dropped(what: 'response' | 'server-request', id: JsonRpcId): void {

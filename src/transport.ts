@@ -9,13 +9,16 @@ import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} fr
 import {Inbox} from './inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, responseIdOf, type JsonRpcId} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
-import {SessionRecords, type CursorRecord} from './records.ts'
+import {SessionRecords, type CursorRecord, type SessionRecord} from './records.ts'
 import {readEventStream} from './sse.ts'
+import type {JsonValue} from './store.ts'
 
 /** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
 const streamOver = new TransportError('aborted', 'The stream is over')
 /** The first revision without sessions, GET streams or event IDs. */
 const statelessRevision = '2026-07-28'
+/** Request IDs reserved per store write: a new process starts past the reservation, never reusing one. */
+const wireIdBlock = 100
 /** Event IDs remembered per stream to drop replayed duplicates. */
 const seenEventIds = 1024
 /** [spec transports, session management] a session ID is visible ASCII, 0x21 to 0x7E. */
@@ -25,7 +28,10 @@ const validSessionId = /^[\x21-\x7E]+$/
 interface Stream {
   readonly key: string
   readonly kind: StreamKind
-  readonly requestId: JsonRpcId | undefined
+  /** The wire ID of the request whose answer this stream carries. */
+  readonly requestId: number | undefined
+  /** Left by a previous process: its messages were meant for that process's Client. */
+  readonly orphan: boolean
   /** Aborts this stream alone; aborted too when the transport closes. */
   readonly controller: AbortController
   lastEventId: string | undefined
@@ -70,6 +76,7 @@ export class ResumableHTTPClientTransport implements Transport {
     streamResumptions: 0,
     sessionResumptions: 0,
     newSessions: 0,
+    unmatchedResponses: 0,
   }
   readonly #inbox: Inbox
   readonly #streams = new Map<string, Stream>()
@@ -79,6 +86,11 @@ export class ResumableHTTPClientTransport implements Transport {
   #sessionIdOption: string | undefined
   #sessionId: string | undefined
   #protocolVersion: string | undefined
+  #initializeResult: JsonValue | undefined
+  /** The next request ID on the wire, and how far the store has reserved them (see {@link wireIdBlock}). */
+  #nextWireId = 0
+  #reservedWireIds = 0
+  #reservation: Promise<void> = Promise.resolve()
   #stateless = false
   #standaloneOffered = true
   /** The session ID offered with the initialize response, taken once that response proves a success. */
@@ -111,6 +123,14 @@ export class ResumableHTTPClientTransport implements Transport {
     return this.#protocolVersion
   }
 
+  /**
+   * The server's answer to `initialize`: kept with the session, so a process that re-attaches (and whose
+   * Client therefore skips `initialize`) can still read the server's capabilities and instructions.
+   */
+  get initializeResult(): JsonValue | undefined {
+    return this.#initializeResult
+  }
+
   /** A snapshot of the counters. */
   get metrics(): Readonly<TransportMetrics> {
     return {...this.#metrics}
@@ -127,17 +147,27 @@ export class ResumableHTTPClientTransport implements Transport {
     if (requested !== undefined && !validSessionId.test(requested)) {
       throw new TransportError('protocol', `options.sessionId must be visible ASCII (0x21-0x7E), got ${JSON.stringify(requested)}`)
     }
+    this.#sessionId = sessionId
     if (stored?.sessionId === sessionId) {
       this.#protocolVersion = stored.protocolVersion
+      this.#initializeResult = stored.initializeResult
+      this.#nextWireId = this.#reservedWireIds = stored.requestIdsReserved
     } else {
+      // A session kept by the app: which request IDs it used is unknown, so start past any plausible one.
+      this.#nextWireId = this.#reservedWireIds = Date.now() * 1000
       await this.#records.clearSession()
-      await this.#records.saveSession({sessionId, protocolVersion: undefined})
+      await this.#records.saveSession(this.#sessionRecord())
     }
-    this.#sessionId = sessionId
+    this.#inbox.restoreAnswers(await this.#records.loadAnswers(sessionId))
     const cursors = await this.#records.loadCursors(sessionId)
     // Session resumption: the Client skips `initialize` because `sessionId` is set; the transport re-attaches
-    // the standalone stream, from its cursor when it kept one.
+    // the standalone stream, from its cursor when it kept one...
     this.#openStandalone('reattach', cursors.get('standalone'))
+    // ...and resumes every response stream the previous process left unfinished (stream resumption).
+    for (const [key, cursor] of cursors) {
+      const wireId = wireIdOfKey(key)
+      if (wireId !== undefined) this.#track(this.#runStream(this.#addStream('request', wireId, cursor, true), 'reconnect'))
+    }
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -147,7 +177,7 @@ export class ResumableHTTPClientTransport implements Transport {
       throw new TransportError('protocol', 'resumptionToken is not supported: this transport resumes streams itself')
     }
     const method = methodOf(message)
-    const requestId = requestIdOf(message)
+    const clientId = requestIdOf(message)
     // [spec transports, session management] initialize starts a new session and carries no session ID;
     // the era is negotiated again.
     if (method === 'initialize') {
@@ -156,18 +186,21 @@ export class ResumableHTTPClientTransport implements Transport {
         await this.#endSession(new TransportError('aborted', 'A new session was initialized')).cleared
       }
     }
-    this.#inbox.recordAnswer(message)
+    // The answer to a server request is stored before it is sent: a restart must not run its handler again.
+    if (this.#inbox.recordAnswer(message) && this.#sessionId !== undefined) await this.#saveAnswers()
     const cancelled = cancelledRequestIdOf(message)
-    if (cancelled !== undefined) this.#abandon(cancelled)
+    if (cancelled !== undefined) message = this.#cancel(message, cancelled)
 
+    // [spec basic] a request ID is never reused within a session, across processes too: the wire gets its own.
+    const requestId = clientId === undefined ? undefined : await this.#nextRequestId()
+    if (requestId !== undefined) message = this.#inbox.expect(message, requestId)
     const stream = requestId === undefined ? undefined : this.#addStream('request', requestId)
-    if (requestId !== undefined) this.#inbox.expect(requestId)
     const fail = (error: unknown): unknown => {
       if (requestId !== undefined) this.#inbox.forget(requestId)
       if (stream !== undefined) this.#removeStream(stream)
       // A request whose connection failed may have run: say so, so the app does not blindly retry it.
       return requestId !== undefined && isTransportError(error, 'network')
-        ? new TransportError('outcome-unknown', `${method ?? 'request'} ${requestId}: ${error.message}`, {cause: error})
+        ? new TransportError('outcome-unknown', `${method ?? 'request'} ${String(clientId)}: ${error.message}`, {cause: error})
         : error
     }
 
@@ -231,7 +264,7 @@ export class ResumableHTTPClientTransport implements Transport {
     }
     this.#removeStream(stream)
     await this.#deliverAll(messages, undefined, false)
-    const missing = new TransportError('protocol', `The JSON answer to ${method} ${requestId} did not contain its response`)
+    const missing = new TransportError('protocol', `The JSON answer to ${method} ${String(clientId)} did not contain its response`)
     this.#inbox.settle(requestId, missing)
   }
 
@@ -242,9 +275,7 @@ export class ResumableHTTPClientTransport implements Transport {
       if (this.#sessionId !== undefined) this.#track(this.#endSession(new TransportError('aborted', `Protocol ${version} has no sessions`)).cleared)
     }
     this.#protocolVersion = version
-    if (!this.#stateless && this.#sessionId !== undefined) {
-      this.#track(this.#records.saveSession({sessionId: this.#sessionId, protocolVersion: version}))
-    }
+    if (!this.#stateless && this.#sessionId !== undefined) this.#track(this.#records.saveSession(this.#sessionRecord()))
   }
 
   /** Ends the session with `DELETE`. 200, 204, 404 and 405 all clear the local session and its cursors. */
@@ -287,20 +318,47 @@ export class ResumableHTTPClientTransport implements Transport {
    * Hands `message` to the inbox. The session ID offered with the initialize response is taken only now, and
    * only when that response is a result: an error answering initialize starts no session.
    */
-  #take(message: JSONRPCMessage, reemitted: boolean): JsonRpcId | undefined {
+  #take(message: JSONRPCMessage, reemitted: boolean): number | undefined {
     const offered = this.#offered
     if (offered !== undefined && responseIdOf(message) === offered.requestId) {
       this.#offered = undefined
-      if ('result' in message) this.#adoptSession(offered.sessionId)
+      if ('result' in message) this.#adoptSession(offered.sessionId, message.result as JsonValue)
     }
     return this.#inbox.receive(message, reemitted)
   }
 
-  #adoptSession(sessionId: string): void {
+  #adoptSession(sessionId: string, initializeResult: JsonValue): void {
     this.#sessionId = sessionId
+    this.#initializeResult = initializeResult
+    this.#reservedWireIds = this.#nextWireId + wireIdBlock
     this.#metrics.newSessions++
     this.#emit({type: 'session-started', sessionId})
-    this.#track(this.#records.saveSession({sessionId, protocolVersion: undefined}))
+    this.#reservation = this.#records.saveSession(this.#sessionRecord())
+    this.#track(this.#reservation)
+  }
+
+  #sessionRecord(): SessionRecord {
+    return {
+      sessionId: this.#sessionId!,
+      protocolVersion: this.#protocolVersion,
+      initializeResult: this.#initializeResult,
+      requestIdsReserved: this.#reservedWireIds,
+    }
+  }
+
+  /** The next request ID for the wire; a block of them is reserved in the store before any is used. */
+  async #nextRequestId(): Promise<number> {
+    const wireId = this.#nextWireId++
+    if (this.#sessionId !== undefined && wireId >= this.#reservedWireIds) {
+      this.#reservedWireIds = wireId + wireIdBlock
+      this.#reservation = this.#records.saveSession(this.#sessionRecord())
+    }
+    await this.#reservation
+    return wireId
+  }
+
+  #saveAnswers(): Promise<void> {
+    return this.#records.saveAnswers(this.#sessionId!, () => this.#inbox.answers() as Map<string, JsonValue>)
   }
 
   /**
@@ -323,33 +381,35 @@ export class ResumableHTTPClientTransport implements Transport {
   #endSession(error: TransportError): {settled: number; cleared: Promise<void>} {
     this.#sessionId = undefined
     this.#protocolVersion = undefined
+    this.#initializeResult = undefined
     this.#inbox.forgetServerRequests()
     for (const stream of this.#streams.values()) stream.controller.abort(error)
     const settled = this.#inbox.settleAll(error)
     return {settled, cleared: this.#records.clearSession()}
   }
 
-  /** The Client cancelled `requestId`: stop its stream and forget its cursor. Cancelling is never a GET. */
-  #abandon(requestId: JsonRpcId): void {
-    this.#inbox.forget(requestId)
-    this.#streams.get(requestKey(requestId))?.controller.abort()
+  /**
+   * The Client cancelled its request `clientId`: the notification names the wire ID, the request's stream
+   * stops and its cursor is forgotten. [spec 2025-06-18 cancellation] Cancelling is a POST, never a GET.
+   */
+  #cancel(message: JSONRPCMessage, clientId: JsonRpcId): JSONRPCMessage {
+    const wireId = this.#inbox.wireIdOf(clientId)
+    if (wireId === undefined) return message
+    this.#inbox.forget(wireId)
+    this.#streams.get(requestKey(wireId))?.controller.abort()
+    const params = (message as {params: object}).params
+    return {...message, params: {...params, requestId: wireId}} as JSONRPCMessage
   }
 
   /** Opens the standalone GET stream, unless it is open, not offered, or the era has none. */
   #openStandalone(mode: 'open' | 'reattach', cursor: CursorRecord | undefined): void {
     if (this.#stateless || !this.#standaloneOffered || this.#streams.has('standalone')) return
     if (this.#lifetime === undefined) return
-    const stream = this.#addStream('standalone', undefined)
-    if (cursor !== undefined) {
-      stream.lastEventId = cursor.lastEventId
-      stream.cursorSessionId = this.#sessionId
-      stream.retryMs = cursor.retryMs
-    }
-    this.#track(this.#runStream(stream, mode))
+    this.#track(this.#runStream(this.#addStream('standalone', undefined, cursor), mode))
   }
 
   /** Runs one stream to its end: consumes `first` (a POST's response) or opens it, then resumes it while it breaks. */
-  async #runStream(stream: Stream, first: Connection | 'open' | 'reattach', body?: ReadableStream<Uint8Array>): Promise<void> {
+  async #runStream(stream: Stream, first: Connection | 'open' | 'reattach' | 'reconnect', body?: ReadableStream<Uint8Array>): Promise<void> {
     try {
       let outcome: StreamOutcome
       if (typeof first === 'string') {
@@ -526,8 +586,12 @@ export class ResumableHTTPClientTransport implements Transport {
           if (connection.resumed) this.#metrics.replayedEvents++
           if (event.event === undefined || event.event === 'message') this.#parseInto(messages, event.data)
         }
-        // At-least-once plus de-duplication: the cursor is stored before what it covers is delivered.
-        if (cursorMoved) await this.#saveCursors()
+        if (cursorMoved) {
+          const saved = this.#saveCursors()
+          // At-least-once plus de-duplication: the cursor is stored before what it covers is delivered.
+          if (this.#options.durability === 'strict') await saved
+          else this.#track(saved)
+        }
         await this.#deliverAll(messages, stream, reemitted)
         return stream.answered ? 'stop' : undefined
       })
@@ -558,8 +622,15 @@ export class ResumableHTTPClientTransport implements Transport {
   async #deliverAll(messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
     let delivered = false
     for (const message of messages) {
-      if (delivered && responseIdOf(message) !== undefined) await nextTurn()
+      const responseId = responseIdOf(message)
+      if (delivered && responseId !== undefined) await nextTurn()
       stream?.controller.signal.throwIfAborted()
+      if (stream?.orphan === true && responseId === undefined && requestIdOf(message) === undefined) {
+        // Progress and logs of a request this process never made would only confuse the Client.
+        this.#emit({type: 'orphaned-notification', method: methodOf(message)})
+        continue
+      }
+      if (stream?.orphan === true && responseId === stream.requestId) stream.answered = true
       delivered = true
       const answered = this.#take(message, reemitted)
       if (answered === undefined) continue
@@ -584,7 +655,8 @@ export class ResumableHTTPClientTransport implements Transport {
     }
   }
 
-  #addStream(kind: StreamKind, requestId: JsonRpcId | undefined): Stream {
+  /** A new stream of the current session, from a stored `cursor` when there is one. */
+  #addStream(kind: StreamKind, requestId: number | undefined, cursor?: CursorRecord, orphan = false): Stream {
     const lifetime = this.#requireStarted()
     const controller = new AbortController()
     // Child of the transport's lifetime; the listener goes away with the stream (see #removeStream).
@@ -596,10 +668,11 @@ export class ResumableHTTPClientTransport implements Transport {
       key: kind === 'standalone' ? 'standalone' : requestKey(requestId!),
       kind,
       requestId,
+      orphan,
       controller,
-      lastEventId: undefined,
-      cursorSessionId: undefined,
-      retryMs: undefined,
+      lastEventId: cursor?.lastEventId,
+      cursorSessionId: cursor === undefined ? undefined : this.#sessionId,
+      retryMs: cursor?.retryMs,
       rejection: undefined,
       answered: false,
       seen: new RecentMap(seenEventIds),
@@ -680,9 +753,14 @@ function offeredSession(requestId: JsonRpcId, header: string | null): {requestId
   return {requestId, sessionId: header}
 }
 
-function requestKey(id: JsonRpcId): string {
-  // JSON keeps 1 and "1" apart, as JSON-RPC does.
-  return `request:${JSON.stringify(id)}`
+function requestKey(wireId: number): string {
+  return `request:${wireId}`
+}
+
+/** The wire ID of a stored request stream's key, if `key` is one. */
+function wireIdOfKey(key: string): number | undefined {
+  const wireId = Number(key.slice('request:'.length))
+  return key.startsWith('request:') && Number.isSafeInteger(wireId) ? wireId : undefined
 }
 
 function describeStream(stream: Stream): string {

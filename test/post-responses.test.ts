@@ -135,7 +135,7 @@ async function primingMovesTheCursor(priming: string): Promise<void> {
   await client.callTool({name: 'echo'})
 
   expect(resumes).toEqual([{lastEventId: 'e1', sessionId: 'session-1'}])
-  const stored = store.writes.map((write) => (write.value as {streams?: Record<string, {lastEventId: string}>} | undefined)?.streams)
+  const stored = store.writes.map((write) => (write.value as {entries?: Record<string, {lastEventId: string}>} | undefined)?.entries)
   expect(stored).toContainEqual({[`request:${callId}`]: {lastEventId: 'e1', retryMs: 1}})
   expect(seen.map((message) => ('id' in message ? message.id : undefined))).toEqual([callId])
   expect(errors).toEqual([])
@@ -195,8 +195,12 @@ describe('B11: server close with retry', () => {
     const retryMs = 400
     useMock()
     const {transport, call, answerTo} = await driven()
-    const calls = answerToolCalls(() => sse([`retry: ${retryMs}\nid: e1\ndata: \n\n`, frame('e2', note)], 'close'))
-    const resumes = answerResumes(() => sse([frame('e3', result(7))]))
+    let wireId: JsonRpcId | undefined
+    const calls = answerToolCalls((id) => {
+      wireId = id
+      return sse([`retry: ${retryMs}\nid: e1\ndata: \n\n`, frame('e2', note)], 'close')
+    })
+    const resumes = answerResumes(() => sse([frame('e3', result(wireId!))]))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     await call(7)
 

@@ -48,7 +48,7 @@ describe('A1: the session comes from the initialize response', () => {
     expect(transport.sessionId).toBe(sessionId)
     expect(transport.metrics.newSessions).toBe(1)
     expect(eventsOf(events, 'session-started')).toEqual([{type: 'session-started', sessionId}])
-    expect(store.writes).toContainEqual({op: 'set', key: expect.stringMatching(/#session$/), value: {sessionId}})
+    expect(store.writes).toContainEqual({op: 'set', key: expect.stringMatching(/#session$/), value: expect.objectContaining({sessionId})})
     await client.listTools()
     expect(mock.requests('POST', 'tools/list')[0]!.sessionId).toBe(sessionId)
     await client.close()
