@@ -57,7 +57,7 @@ export class Inbox {
     this.#pending.set(wireId, {clientId, renamedToken})
     this.#wireIds.set(clientId, wireId)
     const renamed = {...message, id: wireId} as JSONRPCMessage & {params?: object}
-    if (renamedToken) renamed.params = {...params, _meta: {...params?._meta, progressToken: wireId}}
+    if (renamedToken) renamed.params = {...params, _meta: {...params._meta, progressToken: wireId}}
     return renamed
   }
 
@@ -119,7 +119,7 @@ export class Inbox {
         return undefined
       }
       this.#close(responseId as number, pending)
-      this.#hooks.deliver({...message, id: pending.clientId} as JSONRPCMessage)
+      this.#hooks.deliver({...message, id: pending.clientId})
       return responseId as number
     }
     const requestId = requestIdOf(message)
@@ -178,7 +178,7 @@ export class Inbox {
     if (typeof token !== 'number') return message
     const pending = this.#pending.get(token)
     if (pending?.renamedToken !== true) return message
-    return {...message, params: {...params, progressToken: pending.clientId}} as JSONRPCMessage
+    return {...message, params: {...params, progressToken: pending.clientId}}
   }
 
   #dropped(what: 'response' | 'server-request', id: JsonRpcId): void {

@@ -398,7 +398,7 @@ export class ResumableHTTPClientTransport implements Transport {
     this.#inbox.forget(wireId)
     this.#streams.get(requestKey(wireId))?.controller.abort()
     const params = (message as {params: object}).params
-    return {...message, params: {...params, requestId: wireId}} as JSONRPCMessage
+    return {...message, params: {...params, requestId: wireId}}
   }
 
   /** Opens the standalone GET stream, unless it is open, not offered, or the era has none. */
