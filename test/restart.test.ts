@@ -1,0 +1,215 @@
+/**
+ * Issue 3: a process that restarts on the same store picks its MCP session up where it left off. Each
+ * "process" is a transport and an SDK Client on one shared store; the first one dies (is closed) mid-work.
+ */
+import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
+import {http} from 'msw'
+import {describe, expect, it} from 'vitest'
+import {MemoryStore, type FetchLike, type JsonValue} from '../src/index.ts'
+import {connectTo} from './fixtures/client.ts'
+import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
+import {MockMcpServer} from './fixtures/mock-server.ts'
+import {codeOf} from './fixtures/wire.ts'
+
+/** A fetch that records the JSON-RPC bodies it POSTs. */
+function recordingFetch(): {fetch: FetchLike; posted: {id?: unknown; method?: string}[]} {
+  const posted: {id?: unknown; method?: string}[] = []
+  return {
+    posted,
+    fetch: async (input, init) => {
+      if (typeof init?.body === 'string') posted.push(JSON.parse(init.body) as {id?: unknown; method?: string})
+      return fetch(input, init)
+    },
+  }
+}
+
+describe('restart mid-call', () => {
+  it('the new process replays only what it missed on the tool stream; the tool ran once, nothing twice', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const before = await connect({store})
+    const progress: number[] = []
+    const call = before.client
+      .callTool({name: 'slow', arguments: {steps: 6, delayMs: 25}}, undefined, {onprogress: ({progress: step}) => progress.push(step)})
+      .catch(() => 'process died')
+    await until(() => progress.length === 2)
+    const sessionId = before.transport.sessionId
+    await before.transport.close()
+    await call
+
+    const {fetch, posted} = recordingFetch()
+    const after = await connect({store, fetch})
+    expect(after.transport.sessionId).toBe(sessionId)
+    await until(() => after.transport.metrics.unmatchedResponses === 1)
+
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    expect(mock.executions).toEqual({slow: 1})
+    const resume = mock.requests('GET').find((entry) => entry.lastEventId?.startsWith('p') === true)!
+    const [stream] = [...mock.session.streams.values()].filter((candidate) => candidate.id.startsWith('p'))
+    const missed = stream!.events.slice(stream!.events.findIndex((event) => event.id === resume.lastEventId) + 1)
+    // Progress 3 to 6 and the response: exactly what the first process had not seen.
+    expect(after.transport.metrics.replayedEvents).toBe(missed.length)
+    expect(missed).toHaveLength(5)
+    expect(eventsOf(after.events, 'orphaned-notification')).toHaveLength(4)
+    expect(after.errors).toEqual([])
+    // The restarted Client counts from 0 again; on the wire its IDs continue past every ID used before.
+    await after.client.callTool({name: 'echo'})
+    const wireIds = posted.map((body) => body.id).filter((id) => typeof id === 'number')
+    expect(Math.min(...wireIds)).toBeGreaterThanOrEqual(100)
+    await after.client.close()
+  })
+
+  it('re-attaches with the stored protocol version and initialize result', async () => {
+    useMock()
+    const store = new MemoryStore()
+    const before = await connect({store})
+    const initializeResult = before.transport.initializeResult
+    expect(initializeResult).toMatchObject({serverInfo: {name: 'mock'}})
+    await before.client.close()
+
+    const mock = useMock()
+    mock.sessions.set('session-1', {id: 'session-1', version: '2025-11-25', streams: new Map(), nextEvent: 0, nextServerRequest: 0, pending: new Map()})
+    const after = await connect({store})
+    expect(after.transport.initializeResult).toEqual(initializeResult)
+    expect(after.transport.protocolVersion).toBe('2025-11-25')
+    await after.client.callTool({name: 'echo'})
+    expect(mock.requests('POST', 'tools/call')[0]).toMatchObject({sessionId: 'session-1', protocolVersion: '2025-11-25'})
+    await after.client.close()
+  })
+})
+
+describe('restart with a lost cursor', () => {
+  it('session resumption: the re-emitted request is answered once, the one answered before gets the cached answer', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    // The first process answers question 1 but dies before that answer reaches the server, and before it
+    // could answer question 2.
+    const before = await connect({
+      store,
+      fetch: (input, init) =>
+        typeof init?.body === 'string' && init.body.includes('"result"') ? Promise.reject(new TypeError('process died')) : fetch(input, init),
+    })
+    let asked = 0
+    before.client.setRequestHandler(CreateMessageRequestSchema, () =>
+      ++asked === 1
+        ? {model: 'm', role: 'assistant', content: {type: 'text', text: 'first answer'}}
+        : new Promise<never>(() => {}),
+    )
+    const call = before.client.callTool({name: 'ask', arguments: {count: 2}}).catch(() => 'process died')
+    await until(() => asked === 2)
+    await before.transport.close()
+    await call
+    // Lose the cursors, keep the session and the answers.
+    await store.delete(`mcp-resumable-http:${url}#cursors`)
+
+    const after = await connect({store})
+    await until(() => mock.answers.size === 2)
+
+    expect(after.sampled).toEqual(['question 2'])
+    expect(mock.answers.get('srv-1')).toEqual([expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'first answer'}})})])
+    expect(mock.answers.get('srv-2')).toHaveLength(1)
+    expect(after.transport.metrics).toMatchObject({sessionResumptions: 1, reemittedRequests: 2, duplicatesDropped: 1})
+    expect(eventsOf(after.events, 'cached-answer-resent')).toEqual([{type: 'cached-answer-resent', requestId: 'srv-1'}])
+    expect(mock.executions).toEqual({ask: 1})
+    await after.client.close()
+  })
+})
+
+describe('restart after the session expired', () => {
+  it('404 on the resume: cursors cleared, no duplicate tools/call; the app re-initializes a new session', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const before = await connect({store})
+    const progress: number[] = []
+    const call = before.client
+      .callTool({name: 'slow', arguments: {steps: 6, delayMs: 25}}, undefined, {onprogress: ({progress: step}) => progress.push(step)})
+      .catch(() => 'process died')
+    await until(() => progress.length === 1)
+    await before.transport.close()
+    await call
+    mock.expire('session-1')
+
+    const after = await connect({store})
+    await until(() => after.transport.sessionId === undefined)
+    expect(await store.get(`mcp-resumable-http:${url}#cursors`)).toBeUndefined()
+    expect(await store.get(`mcp-resumable-http:${url}#session`)).toBeUndefined()
+    expect(codeOf(after.errors.find((error) => codeOf(error) === 'session-expired'))).toBe('session-expired')
+
+    await after.client.close()
+    await after.client.connect(after.transport)
+    expect(after.transport.sessionId).toBe('session-2')
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    expect(mock.executions).toEqual({slow: 1})
+    await after.client.close()
+  })
+})
+
+describe('one store, many servers and users', () => {
+  it('two servers and two storeKeys keep four sessions apart, each found again after a restart', async () => {
+    const store = new MemoryStore()
+    const other = 'http://other.test/mcp'
+    const mocks = {[url]: useMock(), [other]: new MockMcpServer({sessionIds: ['other-1', 'other-2']})}
+    network.use(http.all(other, ({request}) => mocks[other].handle(request)))
+    const combinations = [url, other].flatMap((server) => ['alice', 'bob'].map((storeKey) => ({server, storeKey})))
+    const sessions: (string | undefined)[] = []
+    for (const {server, storeKey} of combinations) {
+      const here = await connectTo(server, {store, storeKey})
+      sessions.push(here.transport.sessionId)
+      await here.client.close()
+    }
+    for (const [index, {server, storeKey}] of combinations.entries()) {
+      const again = await connectTo(server, {store, storeKey})
+      expect(again.transport.sessionId).toBe(sessions[index])
+      await again.client.callTool({name: 'echo'})
+      await again.client.close()
+    }
+    expect(sessions).toEqual(['session-1', 'session-2', 'other-1', 'other-2'])
+    for (const mock of Object.values(mocks)) {
+      expect(mock.requests('POST', 'initialize')).toHaveLength(2)
+      expect(mock.requests('POST', 'tools/call').map((entry) => entry.sessionId)).toEqual(sessions.filter((id) => mock.sessions.has(id!)))
+    }
+  })
+})
+
+describe('a corrupt store', () => {
+  it.each<[string, JsonValue]>([
+    ['a session record that is not an object', 'garbage'],
+    ['a session ID that is not a string', {sessionId: 42}],
+  ])('%s: reported, discarded, and a new session starts', async (_what, record) => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    await store.set(`mcp-resumable-http:${url}#session`, record)
+    const {transport, events, client} = await connect({store})
+    expect(eventsOf(events, 'store-error')).toHaveLength(1)
+    expect(transport.sessionId).toBe('session-1')
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    await client.close()
+  })
+
+  it('a cursor record that cannot be read whole is discarded: no cursor is ever sent from it', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const before = await connect({store})
+    await before.client.close()
+    await store.set(`mcp-resumable-http:${url}#cursors`, {sessionId: 'session-1', entries: {standalone: {lastEventId: 7}}})
+    mock.sessions.set('session-1', mock.session)
+    const after = await connect({store})
+    await until(() => mock.requests('GET').length === 2)
+    expect(mock.requests('GET').every((entry) => entry.lastEventId === undefined)).toBe(true)
+    expect(eventsOf(after.events, 'store-error')).toHaveLength(1)
+    await after.client.close()
+  })
+
+  it('a store that fails is reported and the connection goes on', async () => {
+    useMock()
+    const failing = {
+      get: () => Promise.reject(new Error('disk gone')),
+      set: () => Promise.reject(new Error('disk gone')),
+      delete: () => Promise.reject(new Error('disk gone')),
+    }
+    const {client, events} = await connect({store: failing})
+    await client.callTool({name: 'slow', arguments: {steps: 2}})
+    expect(eventsOf(events, 'store-error').length).toBeGreaterThan(0)
+    await client.close()
+  })
+})
