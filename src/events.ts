@@ -1,3 +1,4 @@
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import type {ReconnectBranch} from './decision.ts'
 import type {TransportErrorCode} from './errors.ts'
 import type {JsonRpcId} from './jsonrpc.ts'
@@ -37,7 +38,11 @@ export type TransportEvent =
     }
   | {type: 'duplicate-dropped'; what: 'event' | 'response' | 'server-request'; id: string | number}
   | {type: 'cached-answer-resent'; requestId: JsonRpcId}
-  | {type: 'unmatched-response'; id: JsonRpcId}
+  /**
+   * A response to no pending request of this transport, not delivered: typically the answer to a request
+   * of a previous process, replayed on the stream it left. `message` lets the app use it all the same.
+   */
+  | {type: 'unmatched-response'; id: JsonRpcId; message: JSONRPCMessage}
   /** A notification on a stream a previous process left: meant for that process's Client, not delivered. */
   | {type: 'orphaned-notification'; method: string | undefined}
   | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}

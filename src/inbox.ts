@@ -114,7 +114,7 @@ export class Inbox {
         if (this.#settled.has(responseId)) this.#dropped('response', responseId)
         else {
           this.#hooks.metrics.unmatchedResponses++
-          this.#hooks.onEvent({type: 'unmatched-response', id: responseId})
+          this.#hooks.onEvent({type: 'unmatched-response', id: responseId, message})
         }
         return undefined
       }
