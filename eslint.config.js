@@ -1,6 +1,9 @@
 import {defineConfig} from 'eslint/config'
 import tseslint from 'typescript-eslint'
 
+const nodeBuiltins = {group: ['node:*'], message: 'No Node built-ins in the core.'}
+const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependency of ./testing only.'}
+
 export default defineConfig(
   {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'playground/**', 'coverage/**', '.demo/**', 'eslint.config.js']},
   tseslint.configs.strictTypeChecked,
@@ -21,8 +24,18 @@ export default defineConfig(
     files: ['src/**/*.ts'],
     rules: {
       // The core runs in browsers: Node built-ins belong in ./node only.
-      'no-restricted-imports': ['error', {patterns: [{group: ['node:*'], message: 'No Node built-ins in the core.'}]}],
+      'no-restricted-imports': ['error', {patterns: [nodeBuiltins, msw]}],
     },
+  },
+  {
+    // The testing kit runs in browsers too (msw's setupWorker): msw is allowed there, Node built-ins are not...
+    files: ['src/testing/**/*.ts'],
+    rules: {'no-restricted-imports': ['error', {patterns: [nodeBuiltins]}]},
+  },
+  {
+    // ...except in its Node adapter (./testing/node), which serves over real sockets.
+    files: ['src/testing/node.ts'],
+    rules: {'no-restricted-imports': 'off', 'no-restricted-globals': 'off'},
   },
   {
     files: ['test/**/*.ts'],

@@ -1,0 +1,128 @@
+/**
+ * Faults, armed at run time: one-shot ones taken by the next matching request or connection, and actions
+ * that hit the server at once.
+ */
+import type {Cut} from './connection.ts'
+
+type HttpMethod = 'GET' | 'POST' | 'DELETE'
+
+/** Answers the next matching request with `status` and a JSON-RPC error, before anything else happens. */
+export interface StatusFault {
+  /** The HTTP method of the request that takes the fault. */
+  method: HttpMethod
+  /** The status to answer, e.g. 404 (an expired session, as the client sees it) or 409 (a stream already connected). */
+  status: number
+  /** Only a POST of this JSON-RPC method takes the fault. @defaultValue any */
+  rpcMethod?: string | undefined
+}
+
+/** Holds the next matching request for `ms` before serving it. */
+export interface DelayFault {
+  ms: number
+  /** Only a request of this HTTP method. @defaultValue any */
+  method?: HttpMethod | undefined
+  /** Only a POST of this JSON-RPC method. @defaultValue any */
+  rpcMethod?: string | undefined
+}
+
+/**
+ * Corrupts the answer to the next `tools/call`: `sse` replaces it with a body that is no SSE at all (a proxy's
+ * error page under `text/event-stream`; the tool does not run), `json` puts an event whose data is not JSON
+ * before the real events (the tool runs).
+ */
+export interface CorruptFault {
+  kind: 'sse' | 'json'
+}
+
+/** The server operations faults act through. */
+export interface FaultActions {
+  expireSession(sessionId: string | undefined, closeConnections: boolean): void
+  expireStreams(sessionId: string | undefined): void
+  disconnect(how: 'close' | 'error', streamId: string | undefined): void
+  restart(): void
+}
+
+export interface Faults {
+  /** Cuts the next SSE connection (of `cut.on`, if given) after `cut.after` events: a drop, or a close with `retry`. */
+  cutNext(cut: Cut): void
+  /** Answers the next matching request with an HTTP error: 404 on the next POST, 409 on the next GET, ... */
+  failNext(fault: StatusFault): void
+  /** Delays the next matching request. */
+  delayNext(fault: DelayFault): void
+  /** Malformed SSE, or an event whose data is not JSON, in the answer to the next `tools/call`. */
+  corruptNext(fault: CorruptFault): void
+  /**
+   * Forgets session `sessionId` (by default the only one), as a server that garbage-collects it: every later
+   * request naming it gets 404. Its live connections are ended unless `closeConnections` is false: they then
+   * go on until they end by themselves.
+   */
+  expireSession(sessionId?: string, options?: {closeConnections?: boolean | undefined}): void
+  /**
+   * Forgets every stream of session `sessionId` (by default the only one), buffers and connections, while the
+   * session lives on: a later `Last-Event-ID` of them is refused, and a plain GET still gets the pending requests.
+   */
+  expireStreams(sessionId?: string): void
+  /** Ends live connections now: `error` (the default) as a network drop, `close` as a server that polls. */
+  disconnect(options?: {how?: 'close' | 'error' | undefined; stream?: string | undefined}): void
+  /** Loses all state, as a restarted process: sessions, streams, pending requests. Instrumentation is kept. */
+  restart(): void
+  /** Disarms every one-shot fault. */
+  clear(): void
+  /** The one-shot faults still armed, in the order they will be taken. */
+  readonly armed: {cuts: readonly Cut[]; failures: readonly StatusFault[]; delays: readonly DelayFault[]; corruptions: readonly CorruptFault[]}
+}
+
+/** What the server asks of the armed faults; each `take` disarms what it returns. */
+export interface FaultTaker {
+  cut(method: 'GET' | 'POST'): Cut | undefined
+  failure(method: string, rpcMethod: string | undefined): StatusFault | undefined
+  delay(method: string, rpcMethod: string | undefined): DelayFault | undefined
+  corruption(): CorruptFault | undefined
+}
+
+export function createFaults(actions: FaultActions): {faults: Faults; take: FaultTaker} {
+  const cuts: Cut[] = []
+  const failures: StatusFault[] = []
+  const delays: DelayFault[] = []
+  const corruptions: CorruptFault[] = []
+  const takeFirst = <T>(list: T[], matches: (item: T) => boolean): T | undefined => {
+    const index = list.findIndex(matches)
+    return index === -1 ? undefined : list.splice(index, 1)[0]
+  }
+  const matchesRpc = (wanted: string | undefined, rpcMethod: string | undefined): boolean => wanted === undefined || wanted === rpcMethod
+  const faults: Faults = {
+    cutNext: (cut) => {
+      if (!(cut.after >= 1)) throw new TypeError('cut.after must be 1 or more')
+      cuts.push({...cut})
+    },
+    failNext: (fault) => failures.push({...fault}),
+    delayNext: (fault) => delays.push({...fault}),
+    corruptNext: (fault) => corruptions.push({...fault}),
+    expireSession: (sessionId, options = {}) => {
+      actions.expireSession(sessionId, options.closeConnections ?? true)
+    },
+    expireStreams: (sessionId) => {
+      actions.expireStreams(sessionId)
+    },
+    disconnect: (options = {}) => {
+      actions.disconnect(options.how ?? 'error', options.stream)
+    },
+    restart: () => {
+      actions.restart()
+    },
+    clear: () => {
+      for (const list of [cuts, failures, delays, corruptions]) list.length = 0
+    },
+    get armed() {
+      return {cuts: [...cuts], failures: [...failures], delays: [...delays], corruptions: [...corruptions]}
+    },
+  }
+  const take: FaultTaker = {
+    cut: (method) => takeFirst(cuts, (cut) => cut.on === undefined || cut.on === method),
+    failure: (method, rpcMethod) => takeFirst(failures, (fault) => fault.method === method && matchesRpc(fault.rpcMethod, rpcMethod)),
+    delay: (method, rpcMethod) =>
+      takeFirst(delays, (fault) => (fault.method === undefined || fault.method === method) && matchesRpc(fault.rpcMethod, rpcMethod)),
+    corruption: () => corruptions.shift(),
+  }
+  return {faults, take}
+}

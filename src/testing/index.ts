@@ -1,0 +1,13 @@
+/**
+ * `mcp-resumable-http/testing`: a reference MCP Streamable HTTP server that keeps stream and session
+ * resumption apart and fails on command, with an msw adapter. Real sockets: `mcp-resumable-http/testing/node`.
+ * @packageDocumentation
+ */
+export {createReferenceServer, ReferenceServer} from './server.ts'
+export {createMockMcpServer, type MockMcpServer, type MockMcpServerOptions} from './msw.ts'
+export type {ReferenceServerOptions} from './options.ts'
+export type {ServerMode} from './modes.ts'
+export type {Cut} from './connection.ts'
+export type {CorruptFault, DelayFault, Faults, StatusFault} from './faults.ts'
+export type {LoggedRequest, PendingRequestView, ServerCounters, SessionView, StreamView} from './instrumentation.ts'
+export {errorCodes, refusals, supportedProtocolVersions, type Refusal} from './protocol.ts'

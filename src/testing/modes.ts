@@ -1,0 +1,65 @@
+/**
+ * How a reconnect is served: the boundary of the design note, and the two ways of breaking it that the note
+ * saw in the field. Everything else in the server is the same in every mode.
+ */
+import type {EventStream, Session, StoredEvent} from './session.ts'
+
+/**
+ * - `correct`: a `Last-Event-ID` is looked up in the named session only, in the stream that emitted it, and
+ *   that stream alone is replayed; a stream attached without one gets every pending server request again.
+ * - `cursor-per-session` (faulty): event IDs are a per-session counter and replay follows the session's log,
+ *   so a resumption replays other streams' events too; a stream attached without `Last-Event-ID` is
+ *   "caught up" at the session's cursor: nothing replayed, pending requests never re-emitted.
+ * - `global-log` (faulty): a `Last-Event-ID` is looked up in one log across all sessions, dead ones included,
+ *   and its stream replayed whatever session the request names.
+ */
+export type ServerMode = 'correct' | 'cursor-per-session' | 'global-log'
+
+/** What a GET with `Last-Event-ID` resumes: the stream new events of which go to the new connection, and the replay. */
+export interface Resumption {
+  stream: EventStream
+  replay: StoredEvent[]
+}
+
+/** The ID of the next event of `stream`. */
+export function nextEventId(mode: ServerMode, session: Session, stream: EventStream): string {
+  const n = ++session.nextEvent
+  // [spec 2025-11-25 transports] event IDs SHOULD encode the stream; the faulty server keeps a bare counter.
+  return mode === 'cursor-per-session' ? String(n) : `${stream.id}_${n}`
+}
+
+/**
+ * Finds what `lastEventId` resumes in `session`, or undefined when the ID is refused. `global` is the log of
+ * every session since the last restart.
+ */
+export function findResumption(mode: ServerMode, session: Session, lastEventId: string, global: readonly StoredEvent[]): Resumption | undefined {
+  switch (mode) {
+    case 'correct': {
+      // [design note] looked up in this session only, in the stream that emitted it; replay is of that stream alone.
+      const event = session.log.find((candidate) => candidate.id === lastEventId)
+      // A stream that expired takes its events with it, while its session goes on.
+      if (event === undefined || session.streams.get(event.stream.id) !== event.stream) return undefined
+      return {stream: event.stream, replay: after(event.stream.events, event)}
+    }
+    case 'cursor-per-session': {
+      const event = session.log.find((candidate) => candidate.id === lastEventId)
+      // Faulty: the session's log is the cursor's frame, so every stream's later events come back.
+      return event === undefined ? undefined : {stream: event.stream, replay: after(session.log, event)}
+    }
+    case 'global-log': {
+      // Faulty: any session's event is accepted, even one of a session that no longer exists.
+      const event = global.find((candidate) => candidate.id === lastEventId)
+      return event === undefined ? undefined : {stream: event.stream, replay: after(event.stream.events, event)}
+    }
+  }
+}
+
+/** Whether a stream attached without `Last-Event-ID` gets the session's pending server requests. */
+export function reemitsOnAttach(mode: ServerMode): boolean {
+  // [design note] the faulty server saw a session "caught up" at its cursor and re-emitted nothing.
+  return mode !== 'cursor-per-session'
+}
+
+function after(events: readonly StoredEvent[], event: StoredEvent): StoredEvent[] {
+  return events.slice(events.indexOf(event) + 1)
+}
