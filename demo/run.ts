@@ -1,12 +1,12 @@
 /**
- * `npm run demo`: the transport surviving failures, scene by scene, against the reference mock server on
- * 127.0.0.1 (started here, nothing to install). Exits 0 when every scene ends as expected.
+ * `npm run demo`: the transport surviving failures, scene by scene, against the reference server of
+ * `mcp-resumable-http/testing` on 127.0.0.1 (started here, nothing to install). Exits 0 when every scene ends
+ * as expected.
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {isTransportError, ResumableHTTPClientTransport, type TransportEvent} from '../src/index.ts'
-import {MockMcpServer} from '../test/fixtures/mock-server.ts'
-import {listen, type Listening} from '../test/fixtures/node-server.ts'
+import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../src/testing/node.ts'
 
 const color = process.stdout.isTTY && process.env['NO_COLOR'] === undefined
 const paint = (code: number) => (text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text)
@@ -15,7 +15,7 @@ type Paint = (text: string) => string
 
 interface Scene {
   title: string
-  run: (server: Listening, mock: MockMcpServer) => Promise<string[]>
+  run: (server: Listening, mock: ReferenceServer) => Promise<string[]>
 }
 
 function log(event: TransportEvent): void {
@@ -88,7 +88,7 @@ const scenes: Scene[] = [
       const failures: string[] = []
       const before = await client(server.url, {answer: false})
       const call = before.mcp.callTool({name: 'ask', arguments: {count: 2}}).catch(() => undefined)
-      await until(() => mock.session.pending.size === 2)
+      await until(() => mock.pendingRequests().length === 2)
       const sessionId = before.transport.sessionId!
       console.log(`   ${red('✂')} process A stops with 2 sampling requests unanswered; process B keeps only ${sessionId}`)
       await before.mcp.close()
@@ -112,7 +112,7 @@ const scenes: Scene[] = [
       const call = mcp.callTool({name: 'slow', arguments: {steps: 4, delayMs: 60}}).catch((error: unknown) => error)
       await until(() => mock.requests('POST', 'tools/call').length === 1)
       console.log(`   ${red('✂')} the server forgets ${sessionId} and drops its connections`)
-      mock.expire(sessionId)
+      mock.faults.expireSession(sessionId)
       server.dropConnections()
       const error = await call
       const code = isTransportError(error) ? error.code : (error as {data?: {code?: string}}).data?.code
@@ -131,8 +131,8 @@ const scenes: Scene[] = [
 const results: [string, string[]][] = []
 for (const [index, scene] of scenes.entries()) {
   console.log(`\n${bold(`Scene ${index + 1}.`)} ${scene.title}`)
-  const mock = new MockMcpServer({retryMs: 100})
-  const server = await listen((request) => mock.handle(request))
+  const mock = createReferenceServer({retryMs: 100})
+  const server = await listen(mock)
   try {
     results.push([scene.title, await scene.run(server, mock)])
   } catch (error) {

@@ -98,7 +98,7 @@ describe('a misbehaving app', () => {
     const {client, transport, events} = await connect({store})
     expect(transport.sessionId).toBe('session-1')
     await until(() => mock.requests('GET').length === 1)
-    mock.faults.cut = {after: 2, how: 'error', on: 'POST'}
+    mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
     const answer = await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}})
     expect(answer.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
 
@@ -118,7 +118,7 @@ describe('a misbehaving app', () => {
       },
     })
     await until(() => mock.requests('GET').length === 1)
-    mock.faults.cut = {after: 2, how: 'error', on: 'POST'}
+    mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
     const answer = await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}})
     expect(answer.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
     expect(eventsOf(events, 'reconnect')).toHaveLength(1)

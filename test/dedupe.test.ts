@@ -8,8 +8,8 @@ import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprot
 import fc from 'fast-check'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
+import type {ReferenceServer} from '../src/testing/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
-import type {MockMcpServer} from './fixtures/mock-server.ts'
 import {encoder, frame, tap} from './fixtures/wire.ts'
 
 /** A notification told apart by `n`. */
@@ -34,7 +34,7 @@ interface Gets {
 }
 
 /** Answers every GET with a fresh channel, except those `toMock` hands to the mock server. */
-function serveGets(mock: MockMcpServer, toMock: (index: number) => boolean = () => false): Gets {
+function serveGets(mock: ReferenceServer, toMock: (index: number) => boolean = () => false): Gets {
   const gets: Gets = {lastEventIds: [], channels: []}
   network.use(
     http.get(url, ({request}) => {
@@ -77,7 +77,7 @@ async function setup(toMock?: (index: number) => boolean) {
   return {...harness, mock, gets, delivered: tap(harness.transport)}
 }
 
-const answersTo = (mock: MockMcpServer, id: string): string[] => (mock.answers.get(id) ?? []).map((answer) => JSON.stringify(answer))
+const answersTo = (mock: ReferenceServer, id: string): string[] => (mock.answers.get(id) ?? []).map((answer) => JSON.stringify(answer))
 
 describe('3.g: de-duplication', () => {
   it('3.g: an event ID already delivered on the stream is dropped, within a connection and across a resume', async () => {
@@ -188,7 +188,7 @@ describe('3.g: de-duplication', () => {
 
     // A cut stream is resumed with its cursor and replays a new server request and the response:
     // replayed events move, re-emitted requests do not.
-    s.mock.faults.cut = {after: 1, how: 'error', on: 'POST'}
+    s.mock.faults.cutNext({after: 1, how: 'error', on: 'POST'})
     await s.client.callTool({name: 'ask', arguments: {count: 1}})
 
     expect(s.transport.metrics).toMatchObject({reemittedRequests: 1, replayedEvents: 2, streamResumptions: 1})

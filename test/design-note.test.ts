@@ -16,7 +16,7 @@ describe('design note, failure 1: restart without the event ID', () => {
     const before = await connect({store})
     before.client.setRequestHandler(CreateMessageRequestSchema, () => new Promise<never>(() => {}))
     const call = before.client.callTool({name: 'ask', arguments: {count: 2}}).catch((error: unknown) => error)
-    await until(() => mock.session.pending.size === 2)
+    await until(() => mock.pendingRequests().length === 2)
     const sessionId = before.transport.sessionId!
     await before.client.close()
     await call
@@ -47,10 +47,10 @@ describe('design note, failure 2: an event ID that outlived its session', () => 
     const {client, transport, errors} = await connect()
     const sessionId = transport.sessionId!
     // The server closes the tool's stream after its priming event (polling), then garbage-collects the session.
-    mock.faults.cut = {after: 1, how: 'close', on: 'POST'}
+    mock.faults.cutNext({after: 1, how: 'close', on: 'POST'})
     const call = client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 20}}).catch((error: unknown) => error)
     await until(() => mock.requests('POST', 'tools/call').length === 1)
-    mock.expire(sessionId, {dropConnections: false})
+    mock.faults.expireSession(sessionId, {closeConnections: false})
     const error = await call
     expect(codeOf(error)).toBe('session-expired')
     const resumes = mock.requests('GET').filter((entry) => entry.lastEventId !== undefined)
@@ -72,7 +72,7 @@ describe('design note, failure 2: an event ID that outlived its session', () => 
     })
     const call = client.callTool({name: 'ask'}).catch((error: unknown) => error)
     await until(() => answer !== undefined)
-    mock.expire(sessionId)
+    mock.faults.expireSession(sessionId)
     answer!()
 
     expect(codeOf(await call)).toBe('session-expired')
@@ -87,7 +87,7 @@ describe('design note, failure 2: an event ID that outlived its session', () => 
   it('the app re-initializes after expiry: close and connect the Client again, a new session starts', async () => {
     const mock = useMock()
     const {client, transport} = await connect()
-    mock.expire(transport.sessionId!)
+    mock.faults.expireSession(transport.sessionId)
     const error = await client.callTool({name: 'echo'}).catch((caught: unknown) => caught)
     expect(codeOf(error)).toBe('session-expired')
     expect(transport.sessionId).toBeUndefined()

@@ -12,13 +12,13 @@ describe('close()', () => {
   it('aborts every stream and backoff timer, leaves nothing running and sends no DELETE', async () => {
     const mock = useMock()
     const {transport} = await connect({reconnect: {minDelayMs: 60_000, maxDelayMs: 60_000}})
-    await until(() => mock.session.streams.size === 1)
-    const [standalone] = mock.session.streams.values()
+    await until(() => mock.session().streams.length === 1)
+    const [standalone] = mock.session().streams
     // The tool's stream breaks with no event ID after the priming one is refused: make the GET fail so a
     // backoff timer is pending when close() comes.
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     network.use(http.get(url, () => HttpResponse.error()))
-    standalone!.sink!.close()
+    mock.faults.disconnect({stream: standalone!.id, how: 'close'})
     await vi.waitFor(() => {
       expect(vi.getTimerCount()).toBe(1)
     })
@@ -122,7 +122,7 @@ describe('cancellation', () => {
   it('F36: a dropped connection is never turned into a cancel', async () => {
     const mock = useMock()
     const {client} = await connect()
-    mock.faults.cut = {after: 1, how: 'error', on: 'POST'}
+    mock.faults.cutNext({after: 1, how: 'error', on: 'POST'})
     await client.callTool({name: 'slow', arguments: {steps: 2}})
     expect(mock.requests('POST', 'notifications/cancelled')).toHaveLength(0)
     expect(mock.executions).toEqual({slow: 1})

@@ -269,11 +269,11 @@ describe('B13: network error mid-stream', () => {
     const store = new RecordingStore()
     const {client} = await connect({store})
     await until(() => mock.requests('GET').length === 1)
-    mock.faults.cut = {after: 3, how: 'error', on: 'POST'}
+    mock.faults.cutNext({after: 3, how: 'error', on: 'POST'})
     const progress: number[] = []
     await client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {onprogress: (p) => progress.push(p.progress)})
 
-    const [, tool] = mock.session.streams.values()
+    const [, tool] = mock.session().streams
     const lastBeforeDrop = tool!.events[2]!.id
     const resumes = mock.log.filter((entry) => entry.lastEventId !== undefined)
     expect(resumes).toEqual([expect.objectContaining({method: 'GET', lastEventId: lastBeforeDrop, sessionId: 'session-1'})])

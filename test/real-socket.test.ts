@@ -1,8 +1,8 @@
 /** Over real sockets on 127.0.0.1: a destroyed connection is a real network failure, not an injected one. */
 import {afterEach, describe, expect, it} from 'vitest'
+import {createReferenceServer} from '../src/testing/index.ts'
+import {listen, type Listening} from '../src/testing/node.ts'
 import {connectTo, eventsOf, until} from './fixtures/client.ts'
-import {MockMcpServer} from './fixtures/mock-server.ts'
-import {listen, type Listening} from './fixtures/node-server.ts'
 
 let server: Listening | undefined
 afterEach(async () => {
@@ -11,8 +11,8 @@ afterEach(async () => {
 
 describe('real sockets', () => {
   it('B13: a socket destroyed mid-stream is resumed from the last stored event; the tool ran once', async () => {
-    const mock = new MockMcpServer()
-    server = await listen((request) => mock.handle(request))
+    const mock = createReferenceServer()
+    server = await listen(mock)
     const {client, transport, events} = await connectTo(server.url)
     const progress: number[] = []
     const call = client.callTool({name: 'slow', arguments: {steps: 6, delayMs: 30}}, undefined, {
@@ -33,11 +33,11 @@ describe('real sockets', () => {
   })
 
   it('close() ends the real connections it opened', async () => {
-    const mock = new MockMcpServer()
-    server = await listen((request) => mock.handle(request))
+    const mock = createReferenceServer()
+    server = await listen(mock)
     const {client} = await connectTo(server.url)
-    await until(() => [...(mock.sessions.values().next().value?.streams.values() ?? [])].some((s) => s.sink !== undefined))
+    await until(() => (mock.sessions()[0]?.streams ?? []).some((stream) => stream.connected))
     await client.close()
-    await until(() => [...mock.session.streams.values()].every((stream) => stream.sink === undefined))
+    await until(() => mock.session().streams.every((stream) => !stream.connected))
   })
 })

@@ -3,12 +3,11 @@
  * "process" is a transport and an SDK Client on one shared store; the first one dies (is closed) mid-work.
  */
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
-import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue} from '../src/index.ts'
+import {createMockMcpServer} from '../src/testing/index.ts'
 import {connectTo} from './fixtures/client.ts'
 import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
-import {MockMcpServer} from './fixtures/mock-server.ts'
 import {codeOf} from './fixtures/wire.ts'
 
 /** A fetch that records the JSON-RPC bodies it POSTs. */
@@ -45,7 +44,7 @@ describe('restart mid-call', () => {
     expect(mock.requests('POST', 'initialize')).toHaveLength(1)
     expect(mock.executions).toEqual({slow: 1})
     const resume = mock.requests('GET').find((entry) => entry.lastEventId?.startsWith('p') === true)!
-    const [stream] = [...mock.session.streams.values()].filter((candidate) => candidate.id.startsWith('p'))
+    const [stream] = mock.session().streams.filter((candidate) => candidate.id.startsWith('p'))
     const missed = stream!.events.slice(stream!.events.findIndex((event) => event.id === resume.lastEventId) + 1)
     // Progress 3 to 6 and the response: exactly what the first process had not seen.
     expect(after.transport.metrics.replayedEvents).toBe(missed.length)
@@ -60,15 +59,13 @@ describe('restart mid-call', () => {
   })
 
   it('re-attaches with the stored protocol version and initialize result', async () => {
-    useMock()
+    const mock = useMock()
     const store = new MemoryStore()
     const before = await connect({store})
     const initializeResult = before.transport.initializeResult
-    expect(initializeResult).toMatchObject({serverInfo: {name: 'mock'}})
+    expect(initializeResult).toMatchObject({serverInfo: {name: 'reference-server'}})
     await before.client.close()
 
-    const mock = useMock()
-    mock.sessions.set('session-1', {id: 'session-1', version: '2025-11-25', streams: new Map(), nextEvent: 0, nextServerRequest: 0, pending: new Map()})
     const after = await connect({store})
     expect(after.transport.initializeResult).toEqual(initializeResult)
     expect(after.transport.protocolVersion).toBe('2025-11-25')
@@ -127,7 +124,7 @@ describe('restart after the session expired', () => {
     await until(() => progress.length === 1)
     await before.transport.close()
     await call
-    mock.expire('session-1')
+    mock.faults.expireSession('session-1')
 
     const after = await connect({store})
     await until(() => after.transport.sessionId === undefined)
@@ -148,8 +145,9 @@ describe('one store, many servers and users', () => {
   it('two servers and two storeKeys keep four sessions apart, each found again after a restart', async () => {
     const store = new MemoryStore()
     const other = 'http://other.test/mcp'
-    const mocks = {[url]: useMock(), [other]: new MockMcpServer({sessionIds: ['other-1', 'other-2']})}
-    network.use(http.all(other, ({request}) => mocks[other].handle(request)))
+    const second = createMockMcpServer({url: other, sessionIds: ['other-1', 'other-2']})
+    network.use(...second.handlers)
+    const mocks = {[url]: useMock(), [other]: second.server}
     const combinations = [url, other].flatMap((server) => ['alice', 'bob'].map((storeKey) => ({server, storeKey})))
     const sessions: (string | undefined)[] = []
     for (const {server, storeKey} of combinations) {
@@ -166,7 +164,7 @@ describe('one store, many servers and users', () => {
     expect(sessions).toEqual(['session-1', 'session-2', 'other-1', 'other-2'])
     for (const mock of Object.values(mocks)) {
       expect(mock.requests('POST', 'initialize')).toHaveLength(2)
-      expect(mock.requests('POST', 'tools/call').map((entry) => entry.sessionId)).toEqual(sessions.filter((id) => mock.sessions.has(id!)))
+      expect(mock.requests('POST', 'tools/call').map((entry) => entry.sessionId)).toEqual(sessions.filter((id) => mock.sessions().some((session) => session.id === id)))
     }
   })
 })
@@ -192,7 +190,6 @@ describe('a corrupt store', () => {
     const before = await connect({store})
     await before.client.close()
     await store.set(`mcp-resumable-http:${url}#cursors`, {sessionId: 'session-1', entries: {standalone: {lastEventId: 7}}})
-    mock.sessions.set('session-1', mock.session)
     const after = await connect({store})
     await until(() => mock.requests('GET').length === 2)
     expect(mock.requests('GET').every((entry) => entry.lastEventId === undefined)).toBe(true)

@@ -75,7 +75,7 @@ describe('A2: no session ID means stateless', () => {
     await until(() => mock.requests('GET').length === 1)
     await client.listTools()
     // The priming event and the first progress carry IDs, then the connection drops.
-    mock.faults.cut = {after: 2, how: 'error', on: 'POST'}
+    mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
     const error = await failure(client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}, timeout: 3000}))
     expect(error).toBeInstanceOf(McpError)
     expect((error as McpError).data).toMatchObject({code: 'outcome-unknown'})
@@ -129,7 +129,7 @@ describe('A4: notifications and responses', () => {
     const mock = useMock()
     const {client, transport} = await connect()
     const before = mock.log.length
-    mock.faults.status = {method: 'POST', status}
+    mock.faults.failNext({method: 'POST', status})
     const error = await failure(transport.send(message))
     expect(isTransportError(error, 'http') && error.status === status).toBe(true)
     await client.listTools()

@@ -22,7 +22,7 @@ describe('SDK Client on the transport', () => {
   it('resumes a cut tool stream', async () => {
     const mock = useMock()
     const {client, transport} = await connect()
-    mock.faults.cut = {after: 3, how: 'error', on: 'POST'}
+    mock.faults.cutNext({after: 3, how: 'error', on: 'POST'})
     const progress: number[] = []
     const result = await client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {
       onprogress: (p) => progress.push(p.progress),

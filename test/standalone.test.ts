@@ -5,8 +5,8 @@
 import {http} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {isTransportError, type ResumableHTTPClientTransportOptions} from '../src/index.ts'
+import type {ReferenceServer} from '../src/testing/index.ts'
 import {connect, eventsOf, network, until, url, useMock, type Harness} from './fixtures/harness.ts'
-import type {MockMcpServer} from './fixtures/mock-server.ts'
 import {quiet, realTurns} from './fixtures/timing.ts'
 import {frame, sse} from './fixtures/wire.ts'
 
@@ -67,7 +67,7 @@ describe('D: the standalone GET stream', () => {
   })
 
   it('D26: 405 means no standalone channel: not reported to onerror, never retried', async () => {
-    const mock = useMock({noStandalone: true})
+    const mock = useMock({standalone: false})
     const {client, events, errors, transport} = await connect()
     await until(() => mock.requests('GET').length === 1)
     await client.callTool({name: 'echo', arguments: {}})
@@ -171,7 +171,7 @@ describe('D: the standalone GET stream', () => {
   })
 
   it('D29: server requests arriving on the GET are handled once, de-duplicated by id across replays', async () => {
-    const mock: MockMcpServer = useMock()
+    const mock: ReferenceServer = useMock()
     const answered = (id: string): number => mock.answers.get(id)?.length ?? 0
     const gets = scriptGets([
       () => sse([frame('g_1', sampling('srv-7'))]),

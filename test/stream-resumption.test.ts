@@ -12,8 +12,8 @@ import {
   type ResumableHTTPClientTransportOptions,
   type ResumptionStore,
 } from '../src/index.ts'
+import type {Cut, ReferenceServer, ReferenceServerOptions} from '../src/testing/index.ts'
 import {connect, eventsOf, network, until, url, useMock, type Harness} from './fixtures/harness.ts'
-import type {Cut, MockMcpServer, MockServerOptions} from './fixtures/mock-server.ts'
 import {quiet, realTurns} from './fixtures/timing.ts'
 import {codeOf, frame, sse, tap} from './fixtures/wire.ts'
 
@@ -28,7 +28,7 @@ type GetAnswer = (get: SeenGet, index: number) => Response | Promise<Response | 
  * Every GET, answered by `answer`; undefined hands it to `mock` at once (so a fault armed after the GET was seen
  * is not taken by it).
  */
-function interceptGets(mock: MockMcpServer, answer: GetAnswer): SeenGet[] {
+function interceptGets(mock: ReferenceServer, answer: GetAnswer): SeenGet[] {
   const gets: SeenGet[] = []
   network.use(
     http.get(url, async ({request}) => {
@@ -45,12 +45,12 @@ const passThrough: GetAnswer = () => undefined
 const resumeAnswered = (status: number): GetAnswer => (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status}))
 
 interface Setup extends Harness {
-  mock: MockMcpServer
+  mock: ReferenceServer
   gets: SeenGet[]
 }
 
 /** Mock + GET interception + SDK Client; resolves once the standalone GET went out. */
-async function setup(answer: GetAnswer = passThrough, mockOptions?: MockServerOptions, options?: ResumableHTTPClientTransportOptions): Promise<Setup> {
+async function setup(answer: GetAnswer = passThrough, mockOptions?: ReferenceServerOptions, options?: ResumableHTTPClientTransportOptions): Promise<Setup> {
   const mock = useMock(mockOptions)
   const gets = interceptGets(mock, answer)
   const harness = await connect(options)
@@ -59,8 +59,8 @@ async function setup(answer: GetAnswer = passThrough, mockOptions?: MockServerOp
 }
 
 /** The event IDs of the `index`-th POST stream of the mock's session. */
-function postEventIds(mock: MockMcpServer, index = 0): string[] {
-  const streams = [...mock.session.streams.values()].filter((stream) => stream.id.startsWith('p'))
+function postEventIds(mock: ReferenceServer, index = 0): string[] {
+  const streams = mock.session().streams.filter((stream) => stream.id.startsWith('p'))
   return streams[index]?.events.map((event) => event.id) ?? []
 }
 
@@ -81,7 +81,7 @@ const withProgress = {onprogress: () => {}}
  */
 async function interruptedCall(s: Setup, cut: Cut, args: object = {steps: 5}): Promise<{result: Promise<unknown>; cursor: string}> {
   const before = s.mock.requests('POST', 'tools/call').length
-  s.mock.faults.cut = cut
+  s.mock.faults.cutNext(cut)
   const result = outcome(s.client.callTool({name: 'slow', arguments: {...args}}, undefined, withProgress))
   await until(() => s.mock.requests('POST', 'tools/call').length > before)
   const cursor = postEventIds(s.mock, before)[cut.after - 1]!
@@ -118,7 +118,7 @@ describe('C: stream resumption', () => {
   it('C14: the resume GET replays after the cursor, then the response; each event once, the original request resolves', async () => {
     const s = await setup()
     const progress: number[] = []
-    s.mock.faults.cut = {after: 3, how: 'error'}
+    s.mock.faults.cutNext({after: 3, how: 'error'})
     const result = await s.client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {onprogress: (p) => progress.push(p.progress)})
 
     expect(result.content).toEqual([{type: 'text', text: 'done after 5 steps'}])
@@ -144,7 +144,7 @@ describe('C: stream resumption', () => {
     })
     const {mock} = s
     const progress: number[] = []
-    s.mock.faults.cut = {after: 3, how: 'error'}
+    s.mock.faults.cutNext({after: 3, how: 'error'})
     await s.client.callTool({name: 'slow', arguments: {steps: 4}}, undefined, {onprogress: (p) => progress.push(p.progress)})
 
     expect(progress).toEqual([1, 2, 3, 4])
@@ -323,7 +323,7 @@ describe('C: stream resumption', () => {
     /** A call whose POST stream closes after its priming event (with `retry: retryMs` when given). */
     const call = async (retryMs?: number): Promise<{done: () => boolean; result: Promise<unknown>; cursor: string}> => {
       const index = mock.requests('POST', 'tools/call').length
-      mock.faults.cut = retryMs === undefined ? {after: 1, how: 'close'} : {after: 1, how: 'close', retryMs}
+      mock.faults.cutNext(retryMs === undefined ? {after: 1, how: 'close'} : {after: 1, how: 'close', retryMs})
       let done = false
       const result = outcome(client.callTool({name: 'slow', arguments: {steps: 1}})).finally(() => (done = true))
       await realTurns(() => mock.requests('POST', 'tools/call').length > index)
@@ -381,7 +381,7 @@ describe('3.e: a cursor belongs to the session that produced it', () => {
   it('3.e: after the session expired and the Client re-initialized, the old stream cursor is never sent', async () => {
     const s = await setup()
     const {result, cursor} = await interruptedCall(s, {after: 1, how: 'close', retryMs: 100})
-    s.mock.expire('session-1')
+    s.mock.faults.expireSession('session-1')
     await outcome(s.client.listTools())
     expect(codeOf(await result)).toBe('session-expired')
     await s.client.close()
@@ -411,7 +411,7 @@ describe('3.e: a cursor belongs to the session that produced it', () => {
     await transport.start()
     await initialize(0)
     // The call's stream closes after its priming event and waits its retry before resuming.
-    mock.faults.cut = {after: 1, how: 'close', retryMs: 100, on: 'POST'}
+    mock.faults.cutNext({after: 1, how: 'close', retryMs: 100, on: 'POST'})
     await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'slow', arguments: {steps: 1}}})
     const cursor = postEventIds(mock)[0]!
     await initialize(2)
@@ -427,7 +427,7 @@ describe('3.e: a cursor belongs to the session that produced it', () => {
 
   it('3.e: without a session (a server that mints none) a cursor is never sent: the drop is outcome-unknown', async () => {
     const s = await setup(passThrough, {sessions: false})
-    s.mock.faults.cut = {after: 2, how: 'error'}
+    s.mock.faults.cutNext({after: 2, how: 'error'})
     const result = outcome(s.client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, withProgress))
 
     expect(codeOf(await result)).toBe('outcome-unknown')

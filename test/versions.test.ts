@@ -95,11 +95,11 @@ describe('G37: 2025-03-26', () => {
     const mock = useMock({protocolVersion: '2025-03-26'})
     const {client, errors} = await connect()
     await until(() => mock.requests('GET').length === 1)
-    mock.faults.cut = {after: 1, how: 'error', on: 'POST'}
+    mock.faults.cutNext({after: 1, how: 'error', on: 'POST'})
     const progress: number[] = []
     await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: (p) => progress.push(p.progress)})
 
-    const [, tool] = mock.session.streams.values()
+    const [, tool] = mock.session().streams
     expect(tool!.events[0]!.data).not.toBe('')
     expect(mock.requests('GET').at(-1)).toMatchObject({lastEventId: tool!.events[0]!.id, sessionId: 'session-1'})
     expect(progress).toEqual([1, 2, 3])
@@ -114,11 +114,11 @@ describe('G38: 2025-11-25 polling', () => {
     const mock = useMock({retryMs: 5})
     const {client, transport, errors, events} = await connect()
     await until(() => mock.requests('GET').length === 1)
-    mock.faults.cut = {after: 1, how: 'close', on: 'POST'}
+    mock.faults.cutNext({after: 1, how: 'close', on: 'POST'})
     const result = await client.callTool({name: 'slow', arguments: {steps: 2}})
     expect(result.content).toEqual([{type: 'text', text: 'done after 2 steps'}])
 
-    const [, tool] = mock.session.streams.values()
+    const [, tool] = mock.session().streams
     expect(eventsOf(events, 'reconnect')).toEqual([
       expect.objectContaining({branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': tool!.events[0]!.id}}),
     ])
