@@ -1,0 +1,377 @@
+/// <reference types="node" />
+import {randomBytes} from 'node:crypto'
+import {link, mkdir, open, readdir, readFile, rename, stat, unlink, utimes, writeFile, type FileHandle} from 'node:fs/promises'
+import {hostname} from 'node:os'
+import {basename, dirname, join, resolve} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
+import type {JsonValue, ResumptionStore} from './store.ts'
+
+export interface FileStoreOptions {
+  /**
+   * Receives the problems the store handles without failing the call: a file that is unreadable, not JSON, or
+   * not a JSON object (`get` then resolves `undefined` for every key, and the next write replaces the file), and
+   * a lock file that could not be removed.
+   * @defaultValue none: such problems are handled silently
+   */
+  onError?: ((error: Error) => void) | undefined
+  /**
+   * How old a lock file may get before another writer breaks it. A lock whose process is dead on this host is
+   * broken at once, whatever its age; a write holds the lock for a few milliseconds.
+   * @defaultValue `10_000`
+   */
+  staleLockMs?: number | undefined
+  /**
+   * Aborting it makes writes that wait for the lock, and every later write, reject with its reason. Reads go on.
+   * @defaultValue none
+   */
+  signal?: AbortSignal | undefined
+}
+
+const REMOVED = Symbol('removed')
+type Change = JsonValue | typeof REMOVED
+
+/** Writes that have not started yet: later calls join it, so back-to-back writes cost one file write. */
+interface Batch {
+  readonly changes: Map<string, Change>
+  readonly done: Promise<void>
+}
+
+interface LockOwner {
+  pid: number
+  host: string
+  token: string
+}
+
+// Where hard links are missing, a lock file is created empty, then written: one still empty after this long lost
+// its writer.
+const EMPTY_LOCK_GRACE_MS = 1_000
+// What link() fails with on file systems without hard links (FAT, some network shares).
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'])
+
+/**
+ * A {@link ResumptionStore} in one JSON file holding every key, so a Node process that restarts finds its session
+ * and cursors again. Exported from `mcp-resumable-http/node`.
+ *
+ * - **Atomic:** each write goes to a temporary file in the same directory, is fsynced, then renamed over the
+ *   file, so a reader, a crash or a power loss never sees a torn file (on power loss the last write may be lost;
+ *   the directory is not fsynced, which would double the cost of a write).
+ * - **Several processes** may share the file. Each write re-reads the file and applies its changes under a lock
+ *   file (`<path>.lock`), so writers of different keys never lose each other's keys; for one key, the last
+ *   writer wins. A lock left by a crashed process is broken (see {@link FileStoreOptions.staleLockMs}).
+ * - **In one process**, writes are serialized, and those issued while a write is under way are coalesced into
+ *   the next one. A value is copied when `set` is called; `get` sees every earlier `set` and `delete` of this
+ *   instance.
+ * - **A corrupt file** is reported through {@link FileStoreOptions.onError}, never thrown at `get`, and replaced
+ *   by the next write. A file that cannot be read for another reason (permissions, I/O) makes writes reject
+ *   rather than replace what they could not read.
+ *
+ * The file is created with mode 0600 (it holds session IDs), its directory with the parents it lacks.
+ *
+ * @example
+ * ```ts
+ * import {FileStore} from 'mcp-resumable-http/node'
+ * new ResumableHTTPClientTransport(url, {store: new FileStore('.mcp/resumption.json')})
+ * ```
+ */
+export class FileStore implements ResumptionStore {
+  readonly #path: string
+  readonly #lockPath: string
+  readonly #onError: (error: Error) => void
+  readonly #staleLockMs: number
+  readonly #signal: AbortSignal | undefined
+  #tail: Promise<void> = Promise.resolve()
+  #next: Batch | undefined
+  #directoryReady = false
+
+  /** @param path - the JSON file, resolved against the current directory now */
+  constructor(path: string, options: FileStoreOptions = {}) {
+    if (typeof path !== 'string' || path === '') throw new TypeError('FileStore: path must be a non-empty string')
+    const {onError, staleLockMs = 10_000, signal} = options
+    if (onError !== undefined && typeof onError !== 'function') {
+      throw new TypeError('FileStore: options.onError must be a function')
+    }
+    if (!Number.isFinite(staleLockMs) || staleLockMs <= 0) {
+      throw new TypeError('FileStore: options.staleLockMs must be a positive number')
+    }
+    this.#path = resolve(path)
+    this.#lockPath = `${this.#path}.lock`
+    this.#onError = (error) => {
+      try {
+        onError?.(error)
+      } catch {
+        // The listener's own bug must not fail the store call it observes.
+      }
+    }
+    this.#staleLockMs = staleLockMs
+    this.#signal = signal
+  }
+
+  async get(key: string): Promise<JsonValue | undefined> {
+    checkKey(key)
+    await this.#tail
+    let entries: Map<string, JsonValue>
+    try {
+      entries = await this.#load()
+    } catch (error) {
+      this.#onError(new Error(`FileStore: cannot read ${this.#path}`, {cause: error}))
+      return undefined
+    }
+    return entries.get(key)
+  }
+
+  /** Resolves once the file holds `value` (or a later value written by another process). */
+  async set(key: string, value: JsonValue): Promise<void> {
+    checkKey(key)
+    return this.#enqueue(key, copy(key, value))
+  }
+
+  async delete(key: string): Promise<void> {
+    checkKey(key)
+    return this.#enqueue(key, REMOVED)
+  }
+
+  #enqueue(key: string, change: Change): Promise<void> {
+    if (this.#next === undefined) {
+      const changes = new Map<string, Change>()
+      const done = this.#tail.then(() => {
+        this.#next = undefined
+        return this.#write(changes)
+      })
+      this.#next = {changes, done}
+      // A failed write rejects its own callers only; the next batch still runs.
+      this.#tail = done.catch(() => {})
+    }
+    this.#next.changes.set(key, change)
+    return this.#next.done
+  }
+
+  async #write(changes: Map<string, Change>): Promise<void> {
+    this.#signal?.throwIfAborted()
+    if (!this.#directoryReady) {
+      await mkdir(dirname(this.#path), {recursive: true})
+      this.#directoryReady = true
+      await this.#sweep()
+    }
+    const release = await this.#lock()
+    try {
+      // Re-read under the lock: another process may have written other keys since our last read.
+      const entries = await this.#load(true)
+      let changed = false
+      for (const [key, change] of changes) {
+        if (change === REMOVED) changed = entries.delete(key) || changed
+        else {
+          entries.set(key, change)
+          changed = true
+        }
+      }
+      if (changed) await this.#replace(JSON.stringify(Object.fromEntries(entries)))
+    } finally {
+      await release()
+    }
+  }
+
+  /**
+   * The file's entries; none when it does not exist. Unparseable content is reported and read as empty (so the
+   * next write replaces it); an I/O error is thrown.
+   */
+  async #load(forWrite = false): Promise<Map<string, JsonValue>> {
+    let text: string
+    try {
+      text = await readFile(this.#path, 'utf8')
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return new Map()
+      throw error
+    }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch (error) {
+      this.#reportCorrupt('is not valid JSON', forWrite, error)
+      return new Map()
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      this.#reportCorrupt('does not hold a JSON object', forWrite)
+      return new Map()
+    }
+    // A Map, so that a key such as `__proto__` is data, never a prototype.
+    return new Map(Object.entries(parsed as {[key: string]: JsonValue}))
+  }
+
+  #reportCorrupt(problem: string, forWrite: boolean, cause?: unknown): void {
+    const effect = forWrite ? 'it is being replaced' : 'it is read as empty until the next write replaces it'
+    this.#onError(new Error(`FileStore: ${this.#path} ${problem}; ${effect}`, {cause}))
+  }
+
+  async #replace(text: string): Promise<void> {
+    const temp = `${this.#path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
+    let handle: FileHandle | undefined
+    try {
+      handle = await open(temp, 'wx', 0o600)
+      await handle.writeFile(text)
+      // On disk before the rename: otherwise a power loss could leave the renamed file empty.
+      await handle.sync()
+      await handle.close()
+      handle = undefined
+      await rename(temp, this.#path)
+    } catch (error) {
+      await handle?.close().catch(() => {})
+      await unlink(temp).catch(() => {})
+      throw error
+    }
+  }
+
+  // A writer killed between creating a temporary file (data or lock draft) and removing it leaves it behind.
+  // Judged by age only: a live writer's temporary file lasts milliseconds, and its pid may be another host's.
+  async #sweep(): Promise<void> {
+    const directory = dirname(this.#path)
+    const prefix = `${basename(this.#path)}.`
+    const names = await readdir(directory).catch(() => [])
+    for (const name of names) {
+      if (!name.startsWith(prefix) || !/^(?:lock\.)?\d+\.[0-9a-f]{12}\.tmp$/.test(name.slice(prefix.length))) continue
+      const temp = join(directory, name)
+      // Best effort: a leftover temporary file wastes space, nothing else; another writer may be removing it too.
+      await stat(temp)
+        .then(({mtimeMs}) => (Date.now() - mtimeMs > this.#staleLockMs ? unlink(temp) : undefined))
+        .catch(() => {})
+    }
+  }
+
+  /** Takes `<path>.lock` (created exclusively), waiting for its holder or breaking it when stale. */
+  async #lock(): Promise<() => Promise<void>> {
+    const owner: LockOwner = {pid: process.pid, host: thisHost(), token: randomBytes(8).toString('hex')}
+    const content = JSON.stringify(owner)
+    // The lock appears with its owner already in it, as a hard link to this complete draft: a writer killed at any
+    // point leaves no lock, or one naming a dead process, never an empty one that only its age can break.
+    const draft = `${this.#lockPath}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
+    await writeFile(draft, content, {flag: 'wx', mode: 0o600})
+    let draftAt = Date.now()
+    try {
+      for (;;) {
+        this.#signal?.throwIfAborted()
+        // The lock shares the draft's mtime, by which others judge its age: keep it young while we wait.
+        if (Date.now() - draftAt > this.#staleLockMs / 4) {
+          draftAt = Date.now()
+          await utimes(draft, draftAt / 1000, draftAt / 1000)
+        }
+        if (await this.#tryLock(draft, content)) return () => this.#unlock(owner.token)
+        if (await this.#breakIfStale()) continue
+        // Jittered, so that two waiting writers do not retry in step.
+        await sleep(2 + Math.random() * 8, undefined, {signal: this.#signal}).catch((error: unknown) => {
+          this.#signal?.throwIfAborted()
+          throw error
+        })
+      }
+    } finally {
+      await unlink(draft).catch(() => {})
+    }
+  }
+
+  /** False when another writer holds the lock. link() and open('wx') both create exclusively (EEXIST). */
+  async #tryLock(draft: string, content: string): Promise<boolean> {
+    try {
+      await link(draft, this.#lockPath)
+      return true
+    } catch (error) {
+      const code = errorCode(error)
+      if (code === 'EEXIST') return false
+      if (code === undefined || !NO_HARD_LINKS.has(code)) throw error
+    }
+    let handle: FileHandle
+    try {
+      handle = await open(this.#lockPath, 'wx', 0o600)
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') return false
+      throw error
+    }
+    try {
+      await handle.writeFile(content)
+    } catch (error) {
+      await unlink(this.#lockPath).catch(() => {})
+      throw error
+    } finally {
+      await handle.close()
+    }
+    return true
+  }
+
+  async #unlock(token: string): Promise<void> {
+    try {
+      // Only our own lock: if ours was broken as stale, the file now belongs to another writer.
+      if (parseLock(await readFile(this.#lockPath, 'utf8'))?.token === token) await unlink(this.#lockPath)
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return
+      this.#onError(new Error(`FileStore: cannot remove the lock ${this.#lockPath}`, {cause: error}))
+    }
+  }
+
+  /** True when the lock is gone or was stale and removed: try again at once. */
+  async #breakIfStale(): Promise<boolean> {
+    let seen: Awaited<ReturnType<typeof stat>>
+    let owner: LockOwner | undefined
+    try {
+      seen = await stat(this.#lockPath)
+      owner = parseLock(await readFile(this.#lockPath, 'utf8'))
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return true
+      throw error
+    }
+    const age = Date.now() - seen.mtimeMs
+    const stale =
+      age > this.#staleLockMs ||
+      (owner === undefined
+        ? age > EMPTY_LOCK_GRACE_MS
+        : owner.host === thisHost() && owner.pid !== process.pid && !isAlive(owner.pid))
+    if (!stale) return false
+    // Remove only the lock we judged: another writer may have broken it and taken a new one meanwhile.
+    const now = await stat(this.#lockPath).catch(() => undefined)
+    if (now?.ino !== seen.ino || now.mtimeMs !== seen.mtimeMs) return true
+    await unlink(this.#lockPath).catch((error: unknown) => {
+      if (errorCode(error) !== 'ENOENT') throw error
+    })
+    return true
+  }
+}
+
+function checkKey(key: string): void {
+  if (typeof key !== 'string') throw new TypeError('FileStore: a key must be a string')
+}
+
+// A copy taken now: a value the caller mutates before the write starts is stored as it was at the call.
+function copy(key: string, value: JsonValue): JsonValue {
+  const text = JSON.stringify(value) as string | undefined
+  if (text === undefined) throw new TypeError(`FileStore: the value of ${key} is not JSON`)
+  return JSON.parse(text) as JsonValue
+}
+
+function parseLock(text: string): LockOwner | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LockOwner> | null
+    if (typeof value?.pid === 'number' && typeof value.host === 'string' && typeof value.token === 'string') {
+      return {pid: value.pid, host: value.host, token: value.token}
+    }
+  } catch {
+    // Empty (its writer is between create and write, or died there) or foreign: judged by age alone.
+  }
+  return undefined
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return errorCode(error) === 'EPERM'
+  }
+}
+
+let host: string | undefined
+// Process IDs are only comparable on one host: a lock from another host is judged by its age.
+function thisHost(): string {
+  host ??= hostname()
+  return host
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined
+}

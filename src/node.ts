@@ -1,0 +1,5 @@
+/**
+ * `mcp-resumable-http/node`: what needs Node built-ins, kept out of the core so that it runs in browsers.
+ * @packageDocumentation
+ */
+export {FileStore, type FileStoreOptions} from './file-store.ts'

@@ -1,0 +1,428 @@
+import {execFile, fork, spawn, type ChildProcess} from 'node:child_process'
+import {existsSync} from 'node:fs'
+import {mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile} from 'node:fs/promises'
+import {hostname, tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
+import {fileURLToPath} from 'node:url'
+import {promisify} from 'node:util'
+import {afterEach, beforeAll, beforeEach, describe, expect, test, vi} from 'vitest'
+import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from '../src/index.ts'
+import {FileStore} from '../src/node.ts'
+
+// Counts file writes (one rename each) and records how old a lock is when taken, without changing what they do.
+const fsCalls = vi.hoisted(() => ({renames: 0, lockAgesMs: [] as number[], noHardLinks: false}))
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs/promises')>()
+  return {
+    ...actual,
+    rename: (...args: Parameters<typeof actual.rename>) => {
+      fsCalls.renames++
+      return actual.rename(...args)
+    },
+    link: async (...args: Parameters<typeof actual.link>) => {
+      if (fsCalls.noHardLinks) throw Object.assign(new Error('EPERM: operation not permitted, link'), {code: 'EPERM'})
+      fsCalls.lockAgesMs.push(Date.now() - (await actual.stat(args[0])).mtimeMs)
+      return actual.link(...args)
+    },
+  }
+})
+
+const root = fileURLToPath(new URL('../', import.meta.url))
+const writer = join(root, 'test/fixtures/file-store-writer.mjs')
+let entry = ''
+let dir = ''
+let file = ''
+
+// Node 20 cannot run .ts: the child processes import the ./node entry point compiled with the build settings.
+// Only that entry point, into a temporary directory, so the test does not depend on (or overwrite) dist.
+beforeAll(async () => {
+  const out = await mkdtemp(join(tmpdir(), 'file-store-build-'))
+  await writeFile(join(out, 'package.json'), '{"type": "module"}')
+  await writeFile(
+    join(out, 'tsconfig.json'),
+    JSON.stringify({
+      extends: join(root, 'tsconfig.build.json'),
+      compilerOptions: {outDir: out, rootDir: join(root, 'src'), declaration: false, declarationMap: false, sourceMap: false},
+      files: [join(root, 'src/node.ts')],
+      include: [],
+    }),
+  )
+  await promisify(execFile)(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(out, 'tsconfig.json')])
+  entry = join(out, 'node.js')
+  return () => rm(out, {recursive: true, force: true})
+}, 60_000)
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'file-store-'))
+  file = join(dir, 'state', 'resumption.json')
+  fsCalls.renames = 0
+  fsCalls.lockAgesMs = []
+  fsCalls.noHardLinks = false
+})
+
+afterEach(async () => {
+  await rm(dir, {recursive: true, force: true})
+})
+
+async function readJson(path = file): Promise<{[key: string]: JsonValue}> {
+  return JSON.parse(await readFile(path, 'utf8')) as {[key: string]: JsonValue}
+}
+
+function startWriter(args: string[]): ChildProcess {
+  return fork(writer, [entry, file, ...args], {execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc']})
+}
+
+function message(child: ChildProcess, expected: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (value: unknown) => {
+      if (value !== expected) return
+      child.off('message', onMessage)
+      resolve()
+    }
+    child.on('message', onMessage)
+    child.once('exit', (code) => {
+      reject(new Error(`writer exited (${String(code)}) before "${expected}"`))
+    })
+  })
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}
+
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['--eval', ''], {stdio: 'ignore'})
+  await exited(child)
+  return child.pid!
+}
+
+async function writeLock(owner: {pid: number; host: string} | '', ageMs = 0): Promise<void> {
+  await mkdir(join(dir, 'state'), {recursive: true})
+  await writeFile(`${file}.lock`, owner === '' ? '' : JSON.stringify({...owner, token: 'someone-else'}))
+  const at = (Date.now() - ageMs) / 1000
+  await utimes(`${file}.lock`, at, at)
+}
+
+describe('FileStore: the ResumptionStore contract', () => {
+  test('round trip of JSON values; a missing key is undefined; delete removes', async () => {
+    const store = new FileStore(file)
+    const values: JsonValue[] = ['text ✓', 0, -1.5, true, null, [1, 'two', {three: [3]}], {nested: {deep: [null]}}]
+    for (const [i, value] of values.entries()) await store.set(`key-${i}`, value)
+    for (const [i, value] of values.entries()) expect(await store.get(`key-${i}`)).toEqual(value)
+    expect(await store.get('missing')).toBeUndefined()
+    await store.delete('key-0')
+    await store.delete('never-set')
+    expect(await store.get('key-0')).toBeUndefined()
+    expect(Object.keys(await readJson())).toHaveLength(values.length - 1)
+  })
+
+  test('survives the instance: a new FileStore on the same path reads what the first wrote', async () => {
+    await new FileStore(file).set('session', {sessionId: 's-1', protocolVersion: '2025-06-18'})
+    expect(await new FileStore(file).get('session')).toEqual({sessionId: 's-1', protocolVersion: '2025-06-18'})
+  })
+
+  test('a get sees every earlier set and delete of its instance, even unawaited', async () => {
+    const store = new FileStore(file)
+    void store.set('a', 1)
+    void store.set('b', 2)
+    void store.delete('b')
+    expect(await store.get('a')).toBe(1)
+    expect(await store.get('b')).toBeUndefined()
+  })
+
+  test('stores the value as it was when set was called', async () => {
+    const store = new FileStore(file)
+    const value = {streams: {standalone: 'e1'}}
+    const written = store.set('cursors', value)
+    value.streams.standalone = 'mutated'
+    await written
+    expect(await new FileStore(file).get('cursors')).toEqual({streams: {standalone: 'e1'}})
+  })
+
+  test('keys are data: __proto__ and constructor round-trip without touching a prototype', async () => {
+    const store = new FileStore(file)
+    await store.set('__proto__', {polluted: true})
+    await store.set('constructor', 'c')
+    expect(await new FileStore(file).get('__proto__')).toEqual({polluted: true})
+    expect(await store.get('constructor')).toBe('c')
+    expect(await store.get('toString')).toBeUndefined()
+    expect(({} as {polluted?: boolean}).polluted).toBeUndefined()
+  })
+
+  test('rejects what is not JSON and options that make no sense, naming them', async () => {
+    const store = new FileStore(file)
+    await expect(store.set('a', undefined as unknown as JsonValue)).rejects.toThrow(TypeError)
+    await expect(store.set('a', {big: 1n} as unknown as JsonValue)).rejects.toThrow(TypeError)
+    expect(() => new FileStore('')).toThrow(/path/)
+    expect(() => new FileStore(file, {staleLockMs: 0})).toThrow(/staleLockMs/)
+    expect(() => new FileStore(file, {onError: 'log' as unknown as () => void})).toThrow(/onError/)
+  })
+
+  test('the file is created with mode 0600 (it holds session IDs), its directory created', async () => {
+    await new FileStore(file).set('a', 1)
+    expect((await stat(file)).mode & 0o777).toBe(0o600)
+  })
+
+  test('is accepted as the transport store', async () => {
+    const store: ResumptionStore = new FileStore(file)
+    const transport = new ResumableHTTPClientTransport(new URL('http://127.0.0.1:9/mcp'), {store})
+    await transport.start()
+    expect(transport.sessionId).toBeUndefined()
+    await transport.close()
+  })
+})
+
+describe('FileStore: writes', () => {
+  test('1000 back-to-back sets cost one file write', async () => {
+    const store = new FileStore(file)
+    await Promise.all(Array.from({length: 1000}, (_, i) => store.set(`key-${i}`, i)))
+    expect(fsCalls.renames).toBe(1)
+    expect(Object.keys(await readJson())).toHaveLength(1000)
+  })
+
+  test('sets issued while a write is under way coalesce into one follow-up write', async () => {
+    const store = new FileStore(file)
+    const first = store.set('first', 0)
+    await new Promise((resolve) => setImmediate(resolve))
+    await Promise.all([first, ...Array.from({length: 100}, (_, i) => store.set(`key-${i}`, i))])
+    expect(fsCalls.renames).toBe(2)
+    expect(Object.keys(await readJson())).toHaveLength(101)
+  })
+
+  test('deleting a key that is not there writes nothing', async () => {
+    await new FileStore(file).delete('absent')
+    expect(fsCalls.renames).toBe(0)
+    expect(existsSync(file)).toBe(false)
+  })
+
+  test('atomic: the file parses at every moment of 500 writes, and no temporary file is left', async () => {
+    const store = new FileStore(file)
+    await store.set('seed', 0)
+    const writing = new AbortController()
+    let reads = 0
+    const torn: string[] = []
+    const reader = (async () => {
+      while (!writing.signal.aborted) {
+        const text = await readFile(file, 'utf8')
+        try {
+          JSON.parse(text)
+          reads++
+        } catch {
+          torn.push(text.slice(0, 80))
+        }
+      }
+    })()
+    // Sizes vary, so that a half-written file would show as truncated JSON.
+    for (let i = 0; i < 500; i++) await store.set(`key-${i % 20}`, 'x'.repeat((i * 997) % 20_000))
+    writing.abort()
+    await reader
+    expect(torn).toEqual([])
+    expect(reads).toBeGreaterThan(50)
+    expect(fsCalls.renames).toBe(501)
+    expect((await readdir(join(dir, 'state'))).sort()).toEqual(['resumption.json'])
+  })
+
+  test('temporary files abandoned by a killed writer (data, lock draft) are swept once old; a fresh one stays', async () => {
+    await mkdir(join(dir, 'state'), {recursive: true})
+    const old = `${file}.4242.0123456789ab.tmp`
+    const oldDraft = `${file}.lock.4244.0123456789ab.tmp`
+    const fresh = `${file}.4243.0123456789ab.tmp`
+    for (const path of [old, oldDraft, fresh]) await writeFile(path, '{"half')
+    const at = (Date.now() - 60_000) / 1000
+    await utimes(old, at, at)
+    await utimes(oldDraft, at, at)
+    await new FileStore(file).set('a', 1)
+    expect(existsSync(old)).toBe(false)
+    expect(existsSync(oldDraft)).toBe(false)
+    expect(existsSync(fresh)).toBe(true)
+  })
+})
+
+describe('FileStore: a corrupt or unreadable file', () => {
+  test.each([
+    ['invalid JSON', '{"session": {"sessionId": "s-1"'],
+    ['an array', '[1, 2]'],
+    ['null', 'null'],
+    ['an empty file', ''],
+  ])('%s: get resolves undefined and reports; the next set rewrites the file', async (_, content) => {
+    await mkdir(join(dir, 'state'), {recursive: true})
+    await writeFile(file, content)
+    const errors: Error[] = []
+    const store = new FileStore(file, {onError: (error) => errors.push(error)})
+    expect(await store.get('session')).toBeUndefined()
+    expect(errors).toHaveLength(1)
+    expect(errors[0]!.message).toMatch(/resumption\.json (is not valid JSON|does not hold a JSON object)/)
+    await store.set('session', {sessionId: 's-2'})
+    expect(errors).toHaveLength(2)
+    expect(await readJson()).toEqual({session: {sessionId: 's-2'}})
+    expect(await store.get('session')).toEqual({sessionId: 's-2'})
+    expect(errors).toHaveLength(2)
+  })
+
+  test('a listener that throws does not fail the get', async () => {
+    await mkdir(join(dir, 'state'), {recursive: true})
+    await writeFile(file, 'not json')
+    const store = new FileStore(file, {
+      onError: () => {
+        throw new Error('listener bug')
+      },
+    })
+    expect(await store.get('a')).toBeUndefined()
+  })
+
+  test('unreadable (a directory in its place): get reports and resolves undefined; set rejects, replacing nothing', async () => {
+    await mkdir(file, {recursive: true})
+    const errors: Error[] = []
+    const store = new FileStore(file, {onError: (error) => errors.push(error)})
+    expect(await store.get('a')).toBeUndefined()
+    expect(errors[0]?.message).toMatch(/cannot read/)
+    await expect(store.set('a', 1)).rejects.toMatchObject({code: 'EISDIR'})
+    expect(existsSync(`${file}.lock`)).toBe(false)
+    // A failed write does not block the next one.
+    await rm(file, {recursive: true})
+    await store.set('a', 2)
+    expect(await readJson()).toEqual({a: 2})
+  })
+})
+
+describe('FileStore: the lock file', () => {
+  test('a lock whose process is dead is broken at once', async () => {
+    await writeLock({pid: await deadPid(), host: hostname()})
+    const started = performance.now()
+    await new FileStore(file).set('a', 1)
+    expect(performance.now() - started).toBeLessThan(1000)
+    expect(existsSync(`${file}.lock`)).toBe(false)
+  })
+
+  test('a lock older than staleLockMs is broken even when its process lives', async () => {
+    await writeLock({pid: process.pid, host: hostname()}, 20_000)
+    await new FileStore(file).set('a', 1)
+    expect(await readJson()).toEqual({a: 1})
+  })
+
+  test('an empty lock (its writer died between create and write) is broken once over a second old', async () => {
+    await writeLock('', 1_500)
+    await new FileStore(file).set('a', 1)
+    expect(await readJson()).toEqual({a: 1})
+  })
+
+  test('a live lock is waited for, then taken', async () => {
+    await writeLock({pid: process.pid, host: hostname()})
+    const started = performance.now()
+    const write = new FileStore(file).set('a', 1)
+    await sleep(150)
+    expect(existsSync(file)).toBe(false)
+    await rm(`${file}.lock`)
+    await write
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150)
+    expect(await readJson()).toEqual({a: 1})
+  })
+
+  test('a lock taken after a long wait is young: it shares its mtime with the draft, refreshed while waiting', async () => {
+    await writeLock({pid: process.pid, host: hostname()})
+    const write = new FileStore(file, {staleLockMs: 400}).set('a', 1)
+    // The holder lives and keeps its lock young for longer than the waiter's staleLockMs.
+    for (let i = 0; i < 6; i++) {
+      await sleep(100)
+      const at = Date.now() / 1000
+      await utimes(`${file}.lock`, at, at)
+    }
+    await rm(`${file}.lock`)
+    await write
+    expect(fsCalls.lockAgesMs.length).toBeGreaterThan(10)
+    expect(fsCalls.lockAgesMs.at(-1)).toBeLessThan(200)
+  })
+
+  test('without hard links (FAT, some network shares) the lock is created in place, and still excludes', async () => {
+    fsCalls.noHardLinks = true
+    const store = new FileStore(file)
+    await store.set('a', 1)
+    expect(existsSync(`${file}.lock`)).toBe(false)
+    await writeLock({pid: process.pid, host: hostname()})
+    const write = store.set('b', 2)
+    await sleep(100)
+    expect(await readJson()).toEqual({a: 1})
+    await rm(`${file}.lock`)
+    await write
+    expect(await readJson()).toEqual({a: 1, b: 2})
+    expect((await readdir(join(dir, 'state'))).sort()).toEqual(['resumption.json'])
+  })
+
+  test("another host's lock is judged by age alone (staleLockMs)", async () => {
+    await writeLock({pid: await deadPid(), host: `not-${hostname()}`})
+    const started = performance.now()
+    await new FileStore(file, {staleLockMs: 300}).set('a', 1)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250)
+  })
+
+  test('aborting the signal rejects a write waiting for the lock, and later writes; reads go on', async () => {
+    await writeLock({pid: process.pid, host: hostname()})
+    const controller = new AbortController()
+    const store = new FileStore(file, {signal: controller.signal})
+    const write = store.set('a', 1)
+    await sleep(50)
+    controller.abort(new Error('shutting down'))
+    await expect(write).rejects.toThrow('shutting down')
+    await expect(store.set('b', 2)).rejects.toThrow('shutting down')
+    expect(await store.get('a')).toBeUndefined()
+    expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({token: 'someone-else'})
+  })
+})
+
+describe('FileStore: two processes', () => {
+  test('two processes writing 200 distinct keys each to one file: all 400 present, the file always parses', async () => {
+    const children = ['a', 'b'].map((prefix) => startWriter(['keys', prefix, '200']))
+    const errors: unknown[] = []
+    for (const child of children) child.on('message', (value) => typeof value === 'object' && errors.push(value))
+    await Promise.all(children.map((child) => message(child, 'ready')))
+    const writing = new AbortController()
+    let reads = 0
+    const torn: string[] = []
+    const reader = (async () => {
+      while (!writing.signal.aborted) {
+        const text = await readFile(file, 'utf8').catch(() => undefined)
+        if (text === undefined) continue
+        try {
+          JSON.parse(text)
+          reads++
+        } catch {
+          torn.push(text.slice(0, 80))
+        }
+      }
+    })()
+    const done = children.map((child) => message(child, 'done'))
+    for (const child of children) child.send('go')
+    await Promise.all(done)
+    expect(await Promise.all(children.map(exited))).toEqual([0, 0])
+    writing.abort()
+    await reader
+    const data = await readJson()
+    expect(Object.keys(data)).toHaveLength(400)
+    for (const prefix of ['a', 'b']) {
+      for (let i = 0; i < 200; i++) expect(data[`${prefix}-${i}`]).toEqual({i, by: prefix})
+    }
+    expect(torn).toEqual([])
+    expect(reads).toBeGreaterThan(0)
+    expect(errors).toEqual([])
+    expect((await readdir(join(dir, 'state'))).sort()).toEqual(['resumption.json'])
+  }, 60_000)
+
+  test('a writer killed with SIGKILL mid-write leaves a parseable file and no lock that blocks a new writer', async () => {
+    for (let round = 0; round < 6; round++) {
+      const child = startWriter(['loop'])
+      await message(child, 'progress')
+      await sleep(3 + round * 7)
+      child.kill('SIGKILL')
+      await exited(child)
+      const data = await readJson()
+      expect(typeof data['counter']).toBe('number')
+      const started = performance.now()
+      await new FileStore(file).set('after-crash', round)
+      expect(performance.now() - started).toBeLessThan(1000)
+      expect(await new FileStore(file).get('after-crash')).toBe(round)
+      expect(existsSync(`${file}.lock`)).toBe(false)
+    }
+  }, 60_000)
+})

@@ -1,0 +1,88 @@
+// IndexedDB for Node, in this test file only (vitest isolates test files).
+import 'fake-indexeddb/auto'
+import {get as appGet, set as appSet} from 'idb-keyval'
+import {afterEach, describe, expect, expectTypeOf, test, vi} from 'vitest'
+import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from '../src/index.ts'
+import {IdbStore, type IdbStoreOptions} from '../src/idb.ts'
+
+const installed = Object.getOwnPropertyDescriptor(globalThis, 'indexedDB')!
+
+afterEach(() => {
+  Object.defineProperty(globalThis, 'indexedDB', installed)
+})
+
+function removeIndexedDB(): void {
+  delete (globalThis as {indexedDB?: IDBFactory}).indexedDB
+}
+
+describe('IdbStore', () => {
+  test('round trip of JSON values; a missing key is undefined; delete removes', async () => {
+    const store = new IdbStore()
+    const values: JsonValue[] = ['text ✓', 0, -1.5, true, null, [1, 'two', {three: [3]}], {nested: {deep: [null]}}]
+    for (const [i, value] of values.entries()) await store.set(`key-${i}`, value)
+    for (const [i, value] of values.entries()) expect(await store.get(`key-${i}`)).toEqual(value)
+    expect(await store.get('missing')).toBeUndefined()
+    await store.delete('key-0')
+    await store.delete('never-set')
+    expect(await store.get('key-0')).toBeUndefined()
+  })
+
+  test('keeps a structured clone: a value mutated after set is stored as it was', async () => {
+    const store = new IdbStore()
+    const value = {streams: {standalone: 'e1'}}
+    await store.set('cursors', value)
+    value.streams.standalone = 'mutated'
+    expect(await store.get('cursors')).toEqual({streams: {standalone: 'e1'}})
+  })
+
+  test("uses its own database, never the app's default keyval-store", async () => {
+    const store = new IdbStore()
+    await appSet('shared-key', 'the app')
+    expect(await store.get('shared-key')).toBeUndefined()
+    await store.set('shared-key', 'the transport')
+    expect(await appGet('shared-key')).toBe('the app')
+    expect(await store.get('shared-key')).toBe('the transport')
+    const names = (await indexedDB.databases()).map((database) => database.name)
+    expect(names).toEqual(expect.arrayContaining(['mcp-resumable-http', 'keyval-store']))
+  })
+
+  test('two stores with different names stay apart; two with the same names share', async () => {
+    const first = new IdbStore({databaseName: 'app-a', storeName: 'records'})
+    const second = new IdbStore({databaseName: 'app-b', storeName: 'records'})
+    await first.set('session', 'a')
+    await second.set('session', 'b')
+    expect(await first.get('session')).toBe('a')
+    expect(await second.get('session')).toBe('b')
+    expect(await new IdbStore({databaseName: 'app-a', storeName: 'records'}).get('session')).toBe('a')
+    expect(await new IdbStore().get('session')).toBeUndefined()
+  })
+
+  test('option errors name the option', () => {
+    expect(() => new IdbStore({databaseName: ''})).toThrow(/databaseName/)
+    expect(() => new IdbStore({storeName: 7 as unknown as string})).toThrow(/storeName/)
+  })
+
+  test('where IndexedDB is missing: importing and constructing are fine; each call rejects with a TypeError', async () => {
+    removeIndexedDB()
+    vi.resetModules()
+    const module = await import('../src/idb.ts')
+    const store = new module.IdbStore()
+    for (const call of [store.get('a'), store.set('a', 1), store.delete('a')]) {
+      await expect(call).rejects.toThrow(TypeError)
+      await expect(call).rejects.toThrow(/IdbStore needs IndexedDB/)
+    }
+    // Nothing is cached from the failure: once IndexedDB exists, the same store works.
+    Object.defineProperty(globalThis, 'indexedDB', installed)
+    await store.set('a', 1)
+    expect(await store.get('a')).toBe(1)
+  })
+
+  test('is accepted as the transport store', async () => {
+    expectTypeOf<IdbStore>().toExtend<ResumptionStore>()
+    expectTypeOf<IdbStoreOptions>().toEqualTypeOf<{databaseName?: string | undefined; storeName?: string | undefined}>()
+    const transport = new ResumableHTTPClientTransport(new URL('http://127.0.0.1:9/mcp'), {store: new IdbStore()})
+    await transport.start()
+    expect(transport.sessionId).toBeUndefined()
+    await transport.close()
+  })
+})
