@@ -6,7 +6,7 @@ import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
-import {afterEach, beforeAll, beforeEach, describe, expect, test, vi} from 'vitest'
+import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi} from 'vitest'
 import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from '../src/index.ts'
 import {FileStore} from '../src/node.ts'
 
@@ -30,6 +30,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const writer = join(root, 'test/fixtures/file-store-writer.mjs')
+let out = ''
 let entry = ''
 let dir = ''
 let file = ''
@@ -37,7 +38,7 @@ let file = ''
 // Node 20 cannot run .ts: the child processes import the ./node entry point compiled with the build settings.
 // Only that entry point, into a temporary directory, so the test does not depend on (or overwrite) dist.
 beforeAll(async () => {
-  const out = await mkdtemp(join(tmpdir(), 'file-store-build-'))
+  out = await mkdtemp(join(tmpdir(), 'file-store-build-'))
   await writeFile(join(out, 'package.json'), '{"type": "module"}')
   await writeFile(
     join(out, 'tsconfig.json'),
@@ -50,8 +51,12 @@ beforeAll(async () => {
   )
   await promisify(execFile)(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(out, 'tsconfig.json')])
   entry = join(out, 'node.js')
-  return () => rm(out, {recursive: true, force: true})
 }, 60_000)
+
+// Here rather than as beforeAll's teardown, which is not registered when the build fails.
+afterAll(async () => {
+  if (out !== '') await rm(out, {recursive: true, force: true})
+})
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'file-store-'))
