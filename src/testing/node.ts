@@ -75,6 +75,8 @@ async function serve(server: RequestHandler, incoming: IncomingMessage, outgoing
   })
   const response = await server.handle(request)
   outgoing.writeHead(response.status, Object.fromEntries(response.headers))
+  // An SSE stream may stay silent for long: the client must see its headers now, not with the first event.
+  outgoing.flushHeaders()
   if (response.body === null) {
     outgoing.end()
     return
