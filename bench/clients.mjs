@@ -5,7 +5,11 @@
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {createParser} from 'eventsource-parser'
 import {getEventListeners, setMaxListeners} from 'node:events'
+import {mkdtemp, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {ResumableHTTPClientTransport} from '../dist/index.js'
+import {FileStore} from '../dist/node.js'
 
 export const protocolVersion = '2025-11-25'
 
@@ -73,6 +77,19 @@ async function transportDriver(name, transport) {
 
 export function createOurs(url, options) {
   return transportDriver('ours', new ResumableHTTPClientTransport(new URL(url), options))
+}
+
+/** Ours persisting every cursor to a FileStore (strict durability: stored before delivery). */
+export async function createOursFile(url) {
+  const directory = await mkdtemp(join(tmpdir(), 'mcp-bench-'))
+  const store = new FileStore(join(directory, 'resumption.json'))
+  const driver = await transportDriver('ours+file', new ResumableHTTPClientTransport(new URL(url), {store}))
+  const close = driver.close
+  driver.close = async () => {
+    await close()
+    await rm(directory, {recursive: true, force: true})
+  }
+  return driver
 }
 
 export async function createSdk(url) {

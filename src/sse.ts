@@ -1,6 +1,6 @@
 import {createParser, type EventSourceMessage} from 'eventsource-parser'
 
-/** The events one network chunk completed, and the last `retry` it carried. */
+/** The events that arrived since the previous batch was taken, and the last `retry` among them. */
 export interface SseBatch {
   events: EventSourceMessage[]
   retryMs: number | undefined
@@ -8,51 +8,107 @@ export interface SseBatch {
 
 /** Past this, an event that never ends is a protocol error rather than a memory leak. */
 const maxEventCharacters = 64 * 1024 * 1024
+/** Events read ahead of the consumer at most: memory stays bounded when it is slower than the network. */
+const maxEventsAhead = 8192
 
 /**
- * Reads an SSE body and hands over the events one network chunk at a time, awaiting `onBatch` before reading
- * on: the caller persists the batch's cursor once and delivers its events before the next read.
- * Resolves when the body ends or `onBatch` says 'stop'; rejects when reading fails (a dropped connection),
- * when `signal` aborts, or on an event too large.
+ * An SSE body read in the background, its events taken in batches: each batch holds everything that arrived
+ * since the previous one. A consumer that stores a batch's cursor before delivering it thus pays one store
+ * write per batch, however slow the store, and can overlap that write with delivering the batch before.
  */
-export async function readEventStream(
-  body: ReadableStream<Uint8Array>,
-  signal: AbortSignal,
-  onBatch: (batch: SseBatch) => Promise<'stop' | undefined>,
-): Promise<void> {
-  let events: EventSourceMessage[] = []
-  let retryMs: number | undefined
-  let parseError: Error | undefined
-  const parser = createParser({
-    onEvent: (event) => events.push(event),
-    // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
-    onRetry: (value) => (retryMs = value),
-    onError: (error) => {
-      if (error.type === 'max-buffer-size-exceeded') parseError = error
-    },
-    maxBufferSize: maxEventCharacters,
-  })
-  const decoder = new TextDecoder()
-  const reader = body.getReader()
-  // Not every fetch ends the body when its signal aborts (mocks, some polyfills): cancel the read ourselves.
-  const onAbort = (): void => void reader.cancel(signal.reason).catch(() => {})
-  signal.addEventListener('abort', onAbort, {once: true})
-  try {
-    for (;;) {
-      const {done, value} = await reader.read()
-      signal.throwIfAborted()
-      if (done) break
-      parser.feed(decoder.decode(value, {stream: true}))
-      if (parseError !== undefined) throw parseError
-      if (events.length === 0 && retryMs === undefined) continue
-      const batch: SseBatch = {events, retryMs}
-      events = []
-      retryMs = undefined
-      if ((await onBatch(batch)) === 'stop') break
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort)
-    // Releases the connection when the caller stops early; harmless once the body has ended.
-    reader.cancel().catch(() => {})
+export class EventBatches {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>
+  readonly #signal: AbortSignal
+  readonly #onAbort: () => void
+  readonly #reading: Promise<void>
+  #events: EventSourceMessage[] = []
+  #retryMs: number | undefined
+  #ended: {failure: unknown} | undefined
+  #closed = false
+  /** Wakes the consumer when events arrive or the body ends. */
+  #arrived: (() => void) | undefined
+  /** Wakes the reader when the consumer took events. */
+  #drained: (() => void) | undefined
+
+  constructor(body: ReadableStream<Uint8Array>, signal: AbortSignal) {
+    this.#reader = body.getReader()
+    this.#signal = signal
+    // Not every fetch ends the body when its signal aborts (mocks, some polyfills): cancel the read ourselves.
+    this.#onAbort = () => void this.#reader.cancel(signal.reason).catch(() => {})
+    signal.addEventListener('abort', this.#onAbort, {once: true})
+    this.#reading = this.#read()
   }
+
+  /** What arrived, without waiting; undefined when nothing did. */
+  take(): SseBatch | undefined {
+    this.#signal.throwIfAborted()
+    if (this.#events.length === 0 && this.#retryMs === undefined) return undefined
+    const batch = {events: this.#events, retryMs: this.#retryMs}
+    this.#events = []
+    this.#retryMs = undefined
+    wake(this.#drained)
+    return batch
+  }
+
+  /**
+   * The next batch, waiting for one; undefined once the body has ended and everything was taken.
+   * Rejects, once everything that arrived before it was taken, when reading failed (a dropped connection);
+   * rejects when the signal aborts or an event is too large.
+   */
+  async next(): Promise<SseBatch | undefined> {
+    for (;;) {
+      const batch = this.take()
+      if (batch !== undefined) return batch
+      if (this.#ended !== undefined) break
+      await new Promise<void>((resolve) => (this.#arrived = resolve))
+    }
+    this.#signal.throwIfAborted()
+    const {failure} = this.#ended
+    if (failure === undefined) return undefined
+    throw failure instanceof Error ? failure : new Error('Reading the stream failed', {cause: failure})
+  }
+
+  /** Stops reading and releases the connection; resolves when the reading loop has ended. */
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#events = []
+    wake(this.#drained)
+    this.#signal.removeEventListener('abort', this.#onAbort)
+    // Not awaited: a cancel can wait on a source that never answers; the pending read ends regardless.
+    this.#reader.cancel().catch(() => {})
+    await this.#reading
+  }
+
+  async #read(): Promise<void> {
+    let parseError: Error | undefined
+    const parser = createParser({
+      onEvent: (event) => this.#events.push(event),
+      // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
+      onRetry: (value) => (this.#retryMs = value),
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') parseError = error
+      },
+      maxBufferSize: maxEventCharacters,
+    })
+    const decoder = new TextDecoder()
+    try {
+      while (!this.#closed) {
+        const {done, value} = await this.#reader.read()
+        if (done) break
+        parser.feed(decoder.decode(value, {stream: true}))
+        if (parseError !== undefined) throw parseError
+        wake(this.#arrived)
+        while (this.#events.length >= maxEventsAhead) await new Promise<void>((resolve) => (this.#drained = resolve))
+      }
+      this.#ended = {failure: undefined}
+    } catch (failure) {
+      this.#ended = {failure}
+    } finally {
+      wake(this.#arrived)
+    }
+  }
+}
+
+function wake(waiter: (() => void) | undefined): void {
+  waiter?.()
 }

@@ -10,7 +10,7 @@ import {Inbox} from './inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, responseIdOf, type JsonRpcId} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
 import {SessionRecords, type CursorRecord, type SessionRecord} from './records.ts'
-import {readEventStream} from './sse.ts'
+import {EventBatches, type SseBatch} from './sse.ts'
 import type {JsonValue} from './store.ts'
 
 /** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
@@ -553,56 +553,76 @@ export class ResumableHTTPClientTransport implements Transport {
   }
 
   /**
-   * Reads one connection of `stream`. Each network chunk: cursor moved, cursor stored, then its messages
-   * delivered one per turn. Stops at its request's answer. A broken connection is not an error here:
-   * the result says whether it completed the stream and whether it made progress.
+   * Reads one connection of `stream`. Each batch of events: cursor moved, cursor stored, then its messages
+   * delivered. The store write of a batch overlaps the delivery of the batch before it, and delivery never
+   * overtakes the write that covers it. Stops at its request's answer. A broken connection is not an error
+   * here: the result says whether it completed the stream and whether it made progress.
    */
   async #consume(connection: Connection, body: ReadableStream<Uint8Array>): Promise<{completed: boolean; progressed: boolean}> {
     const {stream} = connection
     const reemitted = connection.branch === 'session-resumption'
     const openedAt = Date.now()
+    const batches = new EventBatches(body, stream.controller.signal)
     let received = 0
     try {
-      await readEventStream(body, stream.controller.signal, async ({events, retryMs}) => {
-        // [spec 2025-11-25 transports] `retry` is per stream.
-        if (retryMs !== undefined) stream.retryMs = retryMs
-        let cursorMoved = retryMs !== undefined
-        const messages: JSONRPCMessage[] = []
-        for (const event of events) {
-          if (event.id !== undefined && !this.#stateless) {
-            if (event.id !== '' && !stream.seen.addIfNew(event.id, true)) {
-              this.#metrics.duplicatesDropped++
-              this.#emit({type: 'duplicate-dropped', what: 'event', id: event.id})
-              continue
-            }
-            // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
-            stream.lastEventId = event.id
-            stream.cursorSessionId = this.#sessionId
-            cursorMoved = true
-          }
-          received++
-          // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
-          if (event.data === '') continue
-          if (connection.resumed) this.#metrics.replayedEvents++
-          if (event.event === undefined || event.event === 'message') this.#parseInto(messages, event.data)
+      let ready: {messages: JSONRPCMessage[]; stored: Promise<void>} | undefined
+      for (;;) {
+        // While a batch waits for its write, what arrived meanwhile starts its own; else wait for more.
+        const batch = ready === undefined ? await batches.next() : batches.take()
+        if (batch === undefined && ready === undefined) break
+        const next = batch === undefined ? undefined : this.#prepare(connection, batch)
+        received += batch?.events.length ?? 0
+        if (ready !== undefined) {
+          await ready.stored
+          await this.#deliverAll(ready.messages, stream, reemitted)
+          if (stream.answered) break
         }
-        if (cursorMoved) {
-          const saved = this.#saveCursors()
-          // At-least-once plus de-duplication: the cursor is stored before what it covers is delivered.
-          if (this.#options.durability === 'strict') await saved
-          else this.#track(saved)
-        }
-        await this.#deliverAll(messages, stream, reemitted)
-        return stream.answered ? 'stop' : undefined
-      })
+        ready = next
+      }
     } catch (error) {
       if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
       // A read failure is a dropped connection; what follows is the reconnect decision's business.
       this.#emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
+    } finally {
+      await batches.close()
     }
     // An idle stream that lived longer than the longest backoff was healthy: its end is no failed attempt.
     const lived = Date.now() - openedAt >= this.#options.reconnect.maxDelayMs
     return {completed: stream.answered, progressed: received > 0 || lived}
+  }
+
+  /**
+   * One batch of a connection: duplicates dropped, cursor and `retry` moved, data parsed, and the cursor's
+   * store write started (`stored`: when it is durable, unless durability is relaxed).
+   */
+  #prepare(connection: Connection, {events, retryMs}: SseBatch): {messages: JSONRPCMessage[]; stored: Promise<void>} {
+    const {stream} = connection
+    // [spec 2025-11-25 transports] `retry` is per stream.
+    if (retryMs !== undefined) stream.retryMs = retryMs
+    let cursorMoved = retryMs !== undefined
+    const messages: JSONRPCMessage[] = []
+    for (const event of events) {
+      if (event.id !== undefined && !this.#stateless) {
+        if (event.id !== '' && !stream.seen.addIfNew(event.id, true)) {
+          this.#metrics.duplicatesDropped++
+          this.#emit({type: 'duplicate-dropped', what: 'event', id: event.id})
+          continue
+        }
+        // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
+        stream.lastEventId = event.id
+        stream.cursorSessionId = this.#sessionId
+        cursorMoved = true
+      }
+      // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
+      if (event.data === '') continue
+      if (connection.resumed) this.#metrics.replayedEvents++
+      if (event.event === undefined || event.event === 'message') this.#parseInto(messages, event.data)
+    }
+    if (!cursorMoved) return {messages, stored: Promise.resolve()}
+    const saved = this.#saveCursors()
+    if (this.#options.durability === 'strict') return {messages, stored: saved}
+    this.#track(saved)
+    return {messages, stored: Promise.resolve()}
   }
 
   /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
