@@ -141,6 +141,23 @@ describe('restart after the session expired', () => {
   })
 })
 
+describe('E32: the first request after re-attaching gets 404', () => {
+  it('the session is expired, the request is not sent again, and the app can initialize anew', async () => {
+    const mock = useMock()
+    const {client, transport} = await connect({sessionId: 'gone-while-we-slept'})
+    const error = await client.callTool({name: 'increment'}).catch((caught: unknown) => caught)
+
+    expect(codeOf(error)).toBe('session-expired')
+    expect(mock.requests('POST', 'tools/call')).toEqual([expect.objectContaining({sessionId: 'gone-while-we-slept', status: 404})])
+    expect(transport.sessionId).toBeUndefined()
+    expect(mock.executions).toEqual({})
+    await client.close()
+    await client.connect(transport)
+    expect(transport.sessionId).toBe('session-1')
+    await client.close()
+  })
+})
+
 describe('one store, many servers and users', () => {
   it('two servers and two storeKeys keep four sessions apart, each found again after a restart', async () => {
     const store = new MemoryStore()
