@@ -100,4 +100,21 @@ describe('design note, failure 2: an event ID that outlived its session', () => 
     expect(transport.metrics.newSessions).toBe(2)
     await client.close()
   })
+
+  // Known issue: the SDK Client's connect() chains the onmessage the transport still holds from the first
+  // connection, so after close() + connect() on one transport every message is dispatched twice (a sampling
+  // handler runs twice, a response is "unknown" the second time). `it.fails` flags the day it works.
+  it.fails('after close() and connect() on the same transport, each message reaches the Client once', async () => {
+    useMock()
+    const {client, transport, errors, sampled} = await connect()
+    await client.close()
+    await client.connect(transport)
+    try {
+      await client.callTool({name: 'ask'})
+      expect(sampled).toEqual(['question 1'])
+      expect(errors).toEqual([])
+    } finally {
+      await client.close()
+    }
+  })
 })
