@@ -2,8 +2,9 @@
 import 'fake-indexeddb/auto'
 import {get as appGet, set as appSet} from 'idb-keyval'
 import {afterEach, describe, expect, expectTypeOf, test, vi} from 'vitest'
-import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from '../src/index.ts'
+import {ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
 import {IdbStore, type IdbStoreOptions} from '../src/idb.ts'
+import {expectStoreContract} from './fixtures/store-contract.ts'
 
 const installed = Object.getOwnPropertyDescriptor(globalThis, 'indexedDB')!
 
@@ -17,14 +18,7 @@ function removeIndexedDB(): void {
 
 describe('IdbStore', () => {
   test('round trip of JSON values; a missing key is undefined; delete removes', async () => {
-    const store = new IdbStore()
-    const values: JsonValue[] = ['text ✓', 0, -1.5, true, null, [1, 'two', {three: [3]}], {nested: {deep: [null]}}]
-    for (const [i, value] of values.entries()) await store.set(`key-${i}`, value)
-    for (const [i, value] of values.entries()) expect(await store.get(`key-${i}`)).toEqual(value)
-    expect(await store.get('missing')).toBeUndefined()
-    await store.delete('key-0')
-    await store.delete('never-set')
-    expect(await store.get('key-0')).toBeUndefined()
+    await expectStoreContract(new IdbStore())
   })
 
   test('keeps a structured clone: a value mutated after set is stored as it was', async () => {

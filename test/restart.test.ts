@@ -22,19 +22,25 @@ function recordingFetch(): {fetch: FetchLike; posted: {id?: unknown; method?: st
   }
 }
 
+/** A first process on `store` that dies (its transport closed, no cleanup) after `progress` tool progress events. */
+async function dieMidCall(store: MemoryStore, progress: number): Promise<string | undefined> {
+  const before = await connect({store})
+  const seen: number[] = []
+  const call = before.client
+    .callTool({name: 'slow', arguments: {steps: 6, delayMs: 25}}, undefined, {onprogress: ({progress: step}) => seen.push(step)})
+    .catch(() => 'process died')
+  await until(() => seen.length === progress)
+  const {sessionId} = before.transport
+  await before.transport.close()
+  await call
+  return sessionId
+}
+
 describe('restart mid-call', () => {
   it('the new process replays only what it missed on the tool stream; the tool ran once, nothing twice', async () => {
     const mock = useMock()
     const store = new MemoryStore()
-    const before = await connect({store})
-    const progress: number[] = []
-    const call = before.client
-      .callTool({name: 'slow', arguments: {steps: 6, delayMs: 25}}, undefined, {onprogress: ({progress: step}) => progress.push(step)})
-      .catch(() => 'process died')
-    await until(() => progress.length === 2)
-    const sessionId = before.transport.sessionId
-    await before.transport.close()
-    await call
+    const sessionId = await dieMidCall(store, 2)
 
     const {fetch, posted} = recordingFetch()
     const after = await connect({store, fetch})
@@ -116,14 +122,7 @@ describe('restart after the session expired', () => {
   it('404 on the resume: cursors cleared, no duplicate tools/call; the app re-initializes a new session', async () => {
     const mock = useMock()
     const store = new MemoryStore()
-    const before = await connect({store})
-    const progress: number[] = []
-    const call = before.client
-      .callTool({name: 'slow', arguments: {steps: 6, delayMs: 25}}, undefined, {onprogress: ({progress: step}) => progress.push(step)})
-      .catch(() => 'process died')
-    await until(() => progress.length === 1)
-    await before.transport.close()
-    await call
+    await dieMidCall(store, 1)
     mock.faults.expireSession('session-1')
 
     const after = await connect({store})
