@@ -18,6 +18,7 @@ export interface StatusFault {
 
 /** Holds the next matching request for `ms` before serving it. */
 export interface DelayFault {
+  /** How long the request waits, in milliseconds. */
   ms: number
   /** Only a request of this HTTP method. @defaultValue any */
   method?: HttpMethod | undefined
@@ -32,6 +33,22 @@ export interface DelayFault {
  */
 export interface CorruptFault {
   kind: 'sse' | 'json'
+}
+
+export interface ExpireOptions {
+  /**
+   * End the session's live connections. False leaves them open until they end by themselves (a server that
+   * forgets a session without closing its sockets).
+   * @defaultValue true
+   */
+  closeConnections?: boolean | undefined
+}
+
+export interface DisconnectOptions {
+  /** `error`: a network drop; `close`: the server ends the response, as a server that polls. @defaultValue 'error' */
+  how?: 'close' | 'error' | undefined
+  /** Only this stream's connection (`p<n>` or `g<n>`). @defaultValue every live connection */
+  stream?: string | undefined
 }
 
 /** The server operations faults act through. */
@@ -53,17 +70,16 @@ export interface Faults {
   corruptNext(fault: CorruptFault): void
   /**
    * Forgets session `sessionId` (by default the only one), as a server that garbage-collects it: every later
-   * request naming it gets 404. Its live connections are ended unless `closeConnections` is false: they then
-   * go on until they end by themselves.
+   * request naming it gets 404.
    */
-  expireSession(sessionId?: string, options?: {closeConnections?: boolean | undefined}): void
+  expireSession(sessionId?: string, options?: ExpireOptions): void
   /**
    * Forgets every stream of session `sessionId` (by default the only one), buffers and connections, while the
    * session lives on: a later `Last-Event-ID` of them is refused, and a plain GET still gets the pending requests.
    */
   expireStreams(sessionId?: string): void
-  /** Ends live connections now: `error` (the default) as a network drop, `close` as a server that polls. */
-  disconnect(options?: {how?: 'close' | 'error' | undefined; stream?: string | undefined}): void
+  /** Ends live connections now. */
+  disconnect(options?: DisconnectOptions): void
   /** Loses all state, as a restarted process: sessions, streams, pending requests. Instrumentation is kept. */
   restart(): void
   /** Disarms every one-shot fault. */

@@ -8,6 +8,6 @@ export {createMockMcpServer, type MockMcpServer, type MockMcpServerOptions} from
 export type {ReferenceServerOptions} from './options.ts'
 export type {ServerMode} from './modes.ts'
 export type {Cut} from './connection.ts'
-export type {CorruptFault, DelayFault, Faults, StatusFault} from './faults.ts'
+export type {CorruptFault, DelayFault, DisconnectOptions, ExpireOptions, Faults, StatusFault} from './faults.ts'
 export type {LoggedRequest, PendingRequestView, ServerCounters, SessionView, StreamView} from './instrumentation.ts'
 export {errorCodes, refusals, supportedProtocolVersions, type Refusal} from './protocol.ts'

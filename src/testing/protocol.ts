@@ -78,3 +78,39 @@ export function kindOf(message: JsonObject): 'request' | 'notification' | 'respo
 export const errorCodes = {requestCancelled: -32800, methodNotFound: -32601, invalidParams: -32602, internalError: -32603} as const
 
 export const sseHeaders = {'content-type': 'text/event-stream', 'cache-control': 'no-cache'}
+
+/** One request, read once: its headers and its parsed body. */
+export interface Incoming {
+  method: string
+  sessionId: string | undefined
+  lastEventId: string | undefined
+  protocolVersion: string | undefined
+  /** The JSON-RPC messages of a POST (a batch has several); undefined when the body is not JSON-RPC. */
+  messages: JsonObject[] | undefined
+  batch: boolean
+}
+
+/** Reads a request's headers and, for a POST, its JSON-RPC messages. */
+export async function readRequest(request: Request): Promise<Incoming> {
+  const header = (name: string): string | undefined => request.headers.get(name) ?? undefined
+  let messages: JsonObject[] | undefined
+  let batch = false
+  if (request.method === 'POST') {
+    try {
+      const body: unknown = JSON.parse(await request.text())
+      batch = Array.isArray(body)
+      const list: unknown[] = Array.isArray(body) ? body : [body]
+      if (list.length > 0 && list.every(isObject)) messages = list
+    } catch {
+      // Not JSON: answered with a parse error.
+    }
+  }
+  return {
+    method: request.method,
+    sessionId: header('mcp-session-id'),
+    lastEventId: header('last-event-id'),
+    protocolVersion: header('mcp-protocol-version'),
+    messages,
+    batch,
+  }
+}

@@ -3,7 +3,8 @@
  * 2025-03-26, 2025-06-18 and 2025-11-25 that keeps the design note's boundary between stream and session
  * resumption, counts what it does, and fails on command.
  */
-import {Connection} from './connection.ts'
+import {execute} from './calls.ts'
+import {openStream} from './connection.ts'
 import {createFaults, type FaultTaker, type Faults} from './faults.ts'
 import {
   viewOfPending,
@@ -21,26 +22,16 @@ import {
   errorCodes,
   isObject,
   kindOf,
+  readRequest,
   refusals,
   refuse,
   sseHeaders,
   supportedProtocolVersions,
+  type Incoming,
   type JsonObject,
   type RequestId,
 } from './protocol.ts'
 import {EventStream, Session, type StoredEvent} from './session.ts'
-import {toolList, toolNamed, type ToolContext} from './tools.ts'
-
-/** One request, read once: its headers and its parsed body. */
-interface Incoming {
-  method: string
-  sessionId: string | undefined
-  lastEventId: string | undefined
-  protocolVersion: string | undefined
-  /** The JSON-RPC messages of a POST (a batch has several); undefined when the body is not JSON-RPC. */
-  messages: JsonObject[] | undefined
-  batch: boolean
-}
 
 const supported: readonly string[] = supportedProtocolVersions
 const latestVersion = supportedProtocolVersions[supportedProtocolVersions.length - 1]!
@@ -139,7 +130,7 @@ export class ReferenceServer {
 
   /** Serves one request. Never rejects: every failure is an HTTP answer. */
   async handle(request: Request): Promise<Response> {
-    const incoming = await read(request)
+    const incoming = await readRequest(request)
     const first = incoming.messages?.[0]
     const rpcMethod = typeof first?.['method'] === 'string' ? first['method'] : undefined
     const entry: LoggedRequest = {
@@ -242,7 +233,7 @@ export class ReferenceServer {
     // A proxy's error page where SSE was announced: nothing the client can parse, and the tool never ran.
     if (corruption?.kind === 'sse') return new Response('<html><body>502 Bad Gateway</body></html>', {headers: sseHeaders})
     const stream = this.#newStream(session, 'request', requests[0]!['id'] as RequestId)
-    const response = this.#open(stream, [], 'POST')
+    const response = openStream(stream, [], this.#take.cut('POST'))
     // [spec 2025-11-25 transports] the server SHOULD at once send an event with an ID and empty data (priming).
     if (this.#options.priming ?? session.protocolVersion >= '2025-11-25') {
       if (this.#options.retryMs !== undefined) stream.connection?.raw(`retry: ${this.#options.retryMs}\n`)
@@ -252,7 +243,10 @@ export class ReferenceServer {
     const send = (message: JsonObject): void => {
       this.#emit(session, stream, message)
     }
-    void Promise.all(requests.map((request) => this.#execute(session, request, send, stream))).then(() => {
+    const run = async (request: JsonObject): Promise<void> => {
+      send(await this.#execute(session, request, send, stream))
+    }
+    void Promise.all(requests.map(run)).then(() => {
       stream.finished = true
       // [spec transports, sending messages] after the response the server SHOULD end the stream.
       stream.connection?.close()
@@ -265,7 +259,7 @@ export class ReferenceServer {
       // Session resumption: a fresh stream; nothing is replayed, pending server requests are re-emitted.
       const stream = this.#newStream(session, 'standalone')
       session.latestStandalone = stream
-      const response = this.#open(stream, [], 'GET')
+      const response = openStream(stream, [], this.#take.cut('GET'))
       this.#attachPending(session, stream)
       return response
     }
@@ -275,7 +269,7 @@ export class ReferenceServer {
       this.counters.refusedResumptions++
       return refuse(refusals.resumptionRefused, `${lastEventId} is not an event of a stream of session ${String(session.id)}`)
     }
-    const response = this.#open(resumption.stream, resumption.replay, 'GET')
+    const response = openStream(resumption.stream, resumption.replay, this.#take.cut('GET'))
     if (resumption.stream.finished) resumption.stream.connection?.close()
     return response
   }
@@ -295,28 +289,6 @@ export class ReferenceServer {
       this.#emit(session, stream, {jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: id, reason}})
       pending.resolve({jsonrpc: '2.0', id, error: {code: errorCodes.requestCancelled, message: `Request cancelled: ${reason}`}})
     }
-  }
-
-  /** A response streaming `replay` first, then whatever `stream` emits while this connection is its reader. */
-  #open(stream: EventStream, replay: readonly StoredEvent[], method: 'POST' | 'GET'): Response {
-    const cut = this.#take.cut(method)
-    let connection: Connection | undefined
-    const body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        const opened = new Connection(controller, cut, () => {
-          if (stream.connection === opened) stream.connection = undefined
-        })
-        connection = opened
-        // One reader per stream: a new connection replaces the old one.
-        stream.connection?.close()
-        stream.connection = opened
-        for (const event of replay) if (!stream.write(event, true)) return
-      },
-      cancel: () => {
-        connection?.cancelled()
-      },
-    })
-    return new Response(body, {headers: sseHeaders})
   }
 
   #newStream(session: Session, kind: 'request' | 'standalone', requestId?: RequestId): EventStream {
@@ -352,56 +324,17 @@ export class ReferenceServer {
     pending.resolve(answer)
   }
 
-  /** Runs one request; `send` carries its notifications and server requests, and in SSE mode its response. */
-  async #execute(session: Session, request: JsonObject, send: (message: JsonObject) => void, stream: EventStream | undefined): Promise<JsonObject> {
-    const id = request['id'] as RequestId
-    const params = isObject(request['params']) ? request['params'] : {}
-    let answer: JsonObject
-    switch (request['method']) {
-      case 'tools/call':
-        answer = await this.#callTool(session, params, send, stream)
-        break
-      case 'tools/list':
-        answer = {result: {tools: toolList}}
-        break
-      case 'ping':
-        answer = {result: {}}
-        break
-      default:
-        answer = {error: {code: errorCodes.methodNotFound, message: `Method not found: ${String(request['method'])}`}}
-    }
-    const response = {jsonrpc: '2.0', id, ...answer}
-    if (!this.#options.json) send(response)
-    return response
-  }
-
-  async #callTool(session: Session, params: JsonObject, send: (message: JsonObject) => void, stream: EventStream | undefined): Promise<JsonObject> {
-    const name = String(params['name'])
-    const tool = toolNamed(name)
-    if (tool === undefined) return {error: {code: errorCodes.invalidParams, message: `Unknown tool: ${name}`}}
-    this.executions[name] = (this.executions[name] ?? 0) + 1
-    const progressToken = isObject(params['_meta']) ? params['_meta']['progressToken'] : undefined
-    const context: ToolContext = {
-      args: isObject(params['arguments']) ? params['arguments'] : {},
-      progress: (progress, total) => {
-        if (progressToken !== undefined) send({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress, total}})
-      },
-      request: (method, requestParams) => {
-        const requestId = `srv-${++session.nextServerRequest}`
-        const message = {jsonrpc: '2.0', id: requestId, method, params: requestParams}
-        return new Promise<JsonObject>((resolve) => {
-          // [design note] pending server requests live on the session, whichever stream carried them.
-          session.pending.set(requestId, {message, streamId: stream?.id, resolve})
-          send(message)
-        })
+  /** Runs one request; resolves with its response. `send` carries its notifications and server requests. */
+  #execute(session: Session, request: JsonObject, send: (message: JsonObject) => void, stream: EventStream | undefined): Promise<JsonObject> {
+    return execute(request, {
+      session,
+      send,
+      streamId: stream?.id,
+      executed: (tool) => {
+        this.executions[tool] = (this.executions[tool] ?? 0) + 1
       },
       increment: () => ++this.#sideEffects,
-    }
-    try {
-      return {result: await tool(context)}
-    } catch (error) {
-      return {error: {code: errorCodes.internalError, message: error instanceof Error ? error.message : String(error)}}
-    }
+    })
   }
 
   #expire(session: Session, closeConnections: boolean): void {
@@ -424,29 +357,5 @@ export class ReferenceServer {
     const session = id === undefined ? this.#all()[0] : this.#all().find((candidate) => candidate.id === id)
     if (session === undefined) throw new Error(id === undefined ? 'The reference server has no session' : `No session ${id}`)
     return session
-  }
-}
-
-async function read(request: Request): Promise<Incoming> {
-  const header = (name: string): string | undefined => request.headers.get(name) ?? undefined
-  let messages: JsonObject[] | undefined
-  let batch = false
-  if (request.method === 'POST') {
-    try {
-      const body: unknown = JSON.parse(await request.text())
-      batch = Array.isArray(body)
-      const list: unknown[] = Array.isArray(body) ? body : [body]
-      if (list.length > 0 && list.every(isObject)) messages = list
-    } catch {
-      // Not JSON: answered with a parse error.
-    }
-  }
-  return {
-    method: request.method,
-    sessionId: header('mcp-session-id'),
-    lastEventId: header('last-event-id'),
-    protocolVersion: header('mcp-protocol-version'),
-    messages,
-    batch,
   }
 }
