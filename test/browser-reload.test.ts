@@ -1,0 +1,172 @@
+/**
+ * Issue 3, in a real browser: `IdbStore` in headless Chromium (Debian's `/usr/bin/chromium`, driven by
+ * playwright-core; no browser is ever downloaded). The page (test/browser/reload-page.ts, bundled by Vite with
+ * the SDK `Client` and the library's sources) and the reference server share one origin, so there is no CORS.
+ * The page starts a slow tool, the test reloads it mid-call, and the reloaded page resumes from IndexedDB.
+ *
+ * Without Chromium the test is skipped, except under `CI`, where it fails: .ci/run installs Chromium.
+ */
+import {existsSync} from 'node:fs'
+import {mkdtemp, readFile, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {extname, join, relative, resolve} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {chromium, type Browser} from 'playwright-core'
+import {build} from 'vite'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../src/testing/node.ts'
+import type {PageState} from './browser/reload-page.ts'
+
+const executablePath = '/usr/bin/chromium'
+const hasChromium = existsSync(executablePath)
+const missing = `${executablePath} is missing (install it: apt-get install chromium; .ci/run does)`
+const root = fileURLToPath(new URL('../', import.meta.url))
+/** The slow tool's steps, as the page asks for them. */
+const steps = 8
+
+const contentTypes: Record<string, string> = {'.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.map': 'application/json'}
+
+let outDir = ''
+let browser: Browser | undefined
+let listening: Listening | undefined
+let server: ReferenceServer
+/** The JSON-RPC requests POSTed to /mcp, both loads: their IDs must never repeat within the session. */
+const posted: {id: unknown; method: unknown}[] = []
+
+/** The built page's files, and anything else than `/mcp`: 404. */
+async function serveStatic(url: URL): Promise<Response> {
+  const file = resolve(outDir, `.${url.pathname === '/' ? '/index.html' : decodeURIComponent(url.pathname)}`)
+  if (relative(outDir, file).startsWith('..') || !existsSync(file)) return new Response('not found', {status: 404})
+  const body = new Uint8Array(await readFile(file))
+  return new Response(body, {headers: {'content-type': contentTypes[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store'}})
+}
+
+/** One origin: `/mcp` is the reference server, every other path the page. */
+async function handle(request: Request): Promise<Response> {
+  const url = new URL(request.url)
+  if (url.pathname !== '/mcp') return serveStatic(url)
+  if (request.method === 'POST') {
+    try {
+      const body = JSON.parse(await request.clone().text()) as {id?: unknown; method?: unknown}
+      if (body.id !== undefined && body.method !== undefined) posted.push({id: body.id, method: body.method})
+    } catch {
+      // Not JSON: the server answers it.
+    }
+  }
+  return server.handle(request)
+}
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  outDir = await mkdtemp(join(tmpdir(), 'browser-reload-'))
+  server = createReferenceServer()
+  // Bundling and launching overlap: both take most of a second on 2 cores.
+  const [built, launched] = await Promise.allSettled([
+    build({
+      root: join(root, 'test/browser'),
+      configFile: false,
+      logLevel: 'error',
+      build: {outDir, emptyOutDir: true, minify: false, reportCompressedSize: false, chunkSizeWarningLimit: 2000},
+    }),
+    chromium.launch({
+      executablePath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    }),
+  ])
+  if (launched.status === 'fulfilled') browser = launched.value
+  if (built.status === 'rejected') throw built.reason
+  if (launched.status === 'rejected') throw launched.reason
+  listening = await listen({handle})
+}, 30_000)
+
+// Registered on its own, so that it runs whatever part of beforeAll failed.
+afterAll(async () => {
+  await browser?.close()
+  await listening?.close()
+  if (outDir !== '') await rm(outDir, {recursive: true, force: true})
+})
+
+describe('IdbStore in headless Chromium', () => {
+  it('a page reloaded mid-call resumes its session from IndexedDB: the tool stream continues after Last-Event-ID, the tool ran once, its result arrives once', async (context) => {
+    if (!hasChromium) {
+      if (process.env.CI !== undefined && process.env.CI !== '') throw new Error(`CI: ${missing}`)
+      context.skip(missing)
+    }
+    const origin = new URL(listening!.url).origin
+    const page = await browser!.newPage()
+    const pageErrors: string[] = []
+    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`))
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(`console.error: ${message.text()}`)
+    })
+    const state = (): Promise<PageState> => page.evaluate(() => window.__state)
+
+    await page.goto(`${origin}/`)
+    await page.waitForFunction(() => window.__state.progress.length >= 2 || window.__state.phase === 'failed', undefined, {timeout: 10_000})
+    const first = await state()
+    expect(first.errors).toEqual([])
+    expect(first.load).toBe(1)
+    expect(first.storedBefore).toEqual({}) // a fresh profile: nothing to resume
+    expect(first.sessionId).toMatch(/^session-/)
+
+    await page.reload()
+    await page.waitForFunction(() => window.__state.phase === 'done' || window.__state.phase === 'failed', undefined, {timeout: 10_000})
+    const after = await state()
+    expect(after.errors).toEqual([])
+    expect(after.load).toBe(2)
+
+    // The session came back from IndexedDB: the page read it there itself, before the transport started.
+    const sessionKey = `mcp-resumable-http:${origin}/mcp#session`
+    expect(after.storedBefore[sessionKey]).toMatchObject({sessionId: first.sessionId})
+    expect(after.sessionId).toBe(first.sessionId)
+    // ...so the reloaded Client did not initialize, and the tool did not run again.
+    expect(server.requests('POST', 'initialize')).toHaveLength(1)
+    expect(server.executions).toEqual({slow: 1, echo: 1})
+
+    // Stream resumption of the tool's stream: one GET with the session and a cursor of that stream.
+    const toolStream = server.session(first.sessionId).streams.find((stream) => stream.events.some((event) => event.data.includes('done after')))!
+    const resumes = server.log.filter((entry) => entry.lastEventId !== undefined)
+    expect(resumes).toEqual([expect.objectContaining({method: 'GET', sessionId: first.sessionId, status: 200})])
+    const cursor = resumes[0]!.lastEventId!
+    // That cursor is the one the first load had stored in IndexedDB.
+    expect(Object.values((after.storedBefore[`mcp-resumable-http:${origin}/mcp#cursors`] as {entries: object}).entries)).toEqual([{lastEventId: cursor}])
+    const cursorIndex = toolStream.events.findIndex((event) => event.id === cursor)
+    expect(cursorIndex).toBeGreaterThan(0)
+    const request = after.reconnects.filter((event) => event.stream === 'request')
+    expect(request).toEqual([
+      expect.objectContaining({branch: 'stream-resumption', headers: {'mcp-session-id': first.sessionId, 'last-event-id': cursor}}),
+    ])
+    // The standalone stream had no event, so no cursor: it is re-attached with the session alone.
+    expect(after.reconnects.filter((event) => event.stream === 'standalone')).toEqual([
+      expect.objectContaining({branch: 'session-resumption', headers: {'mcp-session-id': first.sessionId, 'last-event-id': undefined}}),
+    ])
+
+    // The tool's result arrived once, reported as the answer to a call of the previous load.
+    expect(after.unmatched).toHaveLength(1)
+    expect(after.unmatched[0]!.message).toMatchObject({result: {content: [{type: 'text', text: `done after ${steps} steps`}]}})
+    expect(after.metrics).toMatchObject({unmatchedResponses: 1, streamResumptions: 1, newSessions: 0, duplicatesDropped: 0})
+
+    // Nothing twice: the first load got progress 1..k (each once); the replay held exactly the rest and the
+    // result, as orphaned notifications, since the reloaded Client never asked for them.
+    const delivered = after.earlierProgress
+    const k = delivered.length
+    expect(delivered).toEqual(Array.from({length: k}, (_, index) => index + 1))
+    expect(k).toBeGreaterThanOrEqual(2)
+    expect(k).toBeLessThan(steps)
+    expect(after.progress).toEqual([])
+    expect(after.orphaned).toEqual(Array.from({length: steps - k}, () => 'notifications/progress'))
+    const missed = toolStream.events.slice(cursorIndex + 1)
+    expect(missed).toHaveLength(steps - k + 1)
+    expect(after.metrics?.replayedEvents).toBe(missed.length)
+    expect(after.duplicatesDropped).toBe(0)
+
+    // The resumed session serves the reloaded page's own calls, on request IDs never used before in it.
+    expect(after.echo).toBe('echo: {"load":2}')
+    const ids = posted.map((body) => JSON.stringify(body.id))
+    expect(posted.map((body) => body.method)).toEqual(['initialize', 'tools/call', 'tools/call'])
+    expect(new Set(ids).size).toBe(ids.length)
+
+    expect(pageErrors).toEqual([])
+    await page.close()
+  }, 20_000)
+})
