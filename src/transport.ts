@@ -299,8 +299,9 @@ export class ResumableHTTPClientTransport implements Transport {
   }
 
   /**
-   * Stops every stream and timer and waits for them. The session is kept (in the store too) so that a later
-   * transport can resume it, unless `terminateOnClose` is set.
+   * Stops every stream and timer and waits for them, then detaches `onmessage`, `onerror` and `onclose`
+   * (after calling `onclose`), so the transport can be connected again. The session is kept (in the store
+   * too) so that a later transport can resume it, unless `terminateOnClose` is set.
    */
   async close(): Promise<void> {
     const lifetime = this.#lifetime
@@ -311,7 +312,11 @@ export class ResumableHTTPClientTransport implements Transport {
     lifetime.abort(closed)
     await Promise.allSettled([...this.#tasks])
     this.#inbox.settleAll(closed)
-    this.onclose?.()
+    const onclose = this.onclose
+    // [SDK interop] Client.connect chains the callbacks it finds on a transport: detached here, so that a
+    // Client connected again (after a session expired) does not receive every message twice.
+    this.onmessage = this.onerror = this.onclose = undefined
+    onclose?.()
   }
 
   /**
