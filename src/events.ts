@@ -36,7 +36,7 @@ export type TransportEvent =
       requestId: JsonRpcId | undefined
       reason: 'completed' | 'ended-by-server' | 'not-offered' | 'given-up' | 'abandoned'
     }
-  | {type: 'duplicate-dropped'; what: 'event' | 'response' | 'server-request'; id: string | number}
+  | {type: 'duplicate-dropped'; what: 'event' | 'response' | 'server-request' | 'progress'; id: string | number}
   | {type: 'cached-answer-resent'; requestId: JsonRpcId}
   /**
    * A response to no pending request of this transport, not delivered: typically the answer to a request

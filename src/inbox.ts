@@ -34,8 +34,8 @@ export class Inbox {
   readonly #pending = new Map<number, Pending>()
   /** The wire ID of each pending request, by the Client's ID. */
   readonly #wireIds = new Map<JsonRpcId, number>()
-  /** Wire IDs answered or settled lately: a second answer is a duplicate. */
-  readonly #settled = new RecentMap<JsonRpcId, true>(memory)
+  /** Wire IDs answered or settled lately (a second answer is a duplicate), and whether their token was renamed. */
+  readonly #settled = new RecentMap<JsonRpcId, boolean>(memory)
   /** Server-to-client requests seen lately, with the Client's answer once it has one. */
   readonly #serverRequests = new RecentMap<JsonRpcId, JSONRPCMessage | undefined>(memory)
   /** The answers to keep across processes, in the order given. */
@@ -124,7 +124,8 @@ export class Inbox {
     }
     const requestId = requestIdOf(message)
     if (requestId === undefined) {
-      this.#hooks.deliver(this.#progressForClient(message))
+      const notification = this.#progressForClient(message)
+      if (notification !== undefined) this.#hooks.deliver(notification)
       return undefined
     }
     if (reemitted) this.#hooks.metrics.reemittedRequests++
@@ -168,20 +169,27 @@ export class Inbox {
   #close(wireId: number, pending: Pending): void {
     this.#pending.delete(wireId)
     this.#wireIds.delete(pending.clientId)
-    this.#settled.set(wireId, true)
+    this.#settled.set(wireId, pending.renamedToken)
   }
 
-  /** A progress notification names the token the Client chose, not the one that went on the wire. */
-  #progressForClient(message: JSONRPCMessage): JSONRPCMessage {
+  /**
+   * A progress notification names the token the Client chose, not the one that went on the wire; one for a
+   * request already answered (replayed from too far back) is dropped: the Client could only report it.
+   */
+  #progressForClient(message: JSONRPCMessage): JSONRPCMessage | undefined {
     const params = (message as {params?: {progressToken?: unknown}}).params
     const token = params?.progressToken
     if (typeof token !== 'number') return message
     const pending = this.#pending.get(token)
+    if (pending === undefined && this.#settled.get(token) === true) {
+      this.#dropped('progress', token)
+      return undefined
+    }
     if (pending?.renamedToken !== true) return message
     return {...message, params: {...params, progressToken: pending.clientId}}
   }
 
-  #dropped(what: 'response' | 'server-request', id: JsonRpcId): void {
+  #dropped(what: 'response' | 'server-request' | 'progress', id: JsonRpcId): void {
     this.#hooks.metrics.duplicatesDropped++
     this.#hooks.onEvent({type: 'duplicate-dropped', what, id})
   }
