@@ -1,149 +1,148 @@
 /**
- * `npm run demo`: the transport surviving failures, scene by scene, against the reference server of
- * `mcp-resumable-http/testing` on 127.0.0.1 (started here, nothing to install). Exits 0 when every scene ends
- * as expected.
+ * `npm run demo`: the transport surviving failures, scene by scene, with the SDK `Client` on top, against the
+ * reference server of `mcp-resumable-http/testing` on 127.0.0.1 (started here: nothing to install). Exits 0
+ * when every scene ends as expected.
+ *
+ * `npm run demo -- --server URL [--tool NAME] [--args JSON]`: the scenes that need no server fault, against
+ * any MCP server.
  */
+import {parseArgs} from 'node:util'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
-import {isTransportError, ResumableHTTPClientTransport, type TransportEvent} from '../src/index.ts'
-import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../src/testing/node.ts'
+import {ResumableHTTPClientTransport} from '../src/index.ts'
+import {createReferenceServer, listen} from '../src/testing/node.ts'
+import {bold, dim, executionsText, green, Narrator, red, table, yellow, type SceneStats} from './output.ts'
+import {remoteScenes, Skip, type Tool} from './remote.ts'
+import {referenceScenes} from './scenes.ts'
 
-const color = process.stdout.isTTY && process.env['NO_COLOR'] === undefined
-const paint = (code: number) => (text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text)
-const [bold, dim, green, red, cyan, yellow] = [1, 2, 32, 31, 36, 33].map(paint) as [Paint, Paint, Paint, Paint, Paint, Paint]
-type Paint = (text: string) => string
-
-interface Scene {
-  title: string
-  run: (server: Listening, mock: ReferenceServer) => Promise<string[]>
+interface Outcome {
+  name: string
+  status: 'pass' | 'FAIL' | 'skip'
+  note: string
+  stats: SceneStats | undefined
 }
 
-function log(event: TransportEvent): void {
-  if (event.type === 'reconnect' || event.type === 'stream-opened') {
-    const branch = event.type === 'reconnect' ? event.branch : 'open'
-    const stream = event.stream === 'standalone' ? 'standalone GET' : `stream of request ${String(event.requestId)}`
-    console.log(`   ${cyan('↻')} ${bold(branch.padEnd(18))} ${dim(stream)}`)
-    console.log(`     GET  Mcp-Session-Id: ${event.headers['mcp-session-id'] ?? '—'}   Last-Event-ID: ${event.headers['last-event-id'] ?? '—'}`)
-  } else if (event.type === 'session-expired' || event.type === 'cursor-rejected' || event.type === 'request-settled') {
-    console.log(`   ${yellow('!')} ${event.type} ${dim(JSON.stringify({...event, type: undefined}))}`)
-  }
+const sceneTimeoutMs = 30_000
+
+const usage = `usage: npm run demo [-- --server URL [--tool NAME] [--args JSON]]
+
+  (no options)   every scene, against the reference server started on 127.0.0.1
+  --server URL   the scenes that need no server fault, against the MCP server at URL
+  --tool NAME    the tool to call there (one that streams progress); default: "slow" when the server lists it
+  --args JSON    its arguments; default for "slow": {"steps":6,"delayMs":300}`
+
+function timeout(ms: number): Promise<never> {
+  return new Promise((_, reject) => setTimeout(() => reject(new Error(`the scene did not end within ${ms / 1000} s`)), ms).unref())
 }
 
-async function client(url: string, options: {sessionId?: string; answer?: boolean} = {}) {
-  const transport = new ResumableHTTPClientTransport(new URL(url), {
-    ...(options.sessionId === undefined ? {} : {sessionId: options.sessionId}),
-    reconnect: {minDelayMs: 50, maxDelayMs: 500},
-    onEvent: log,
-  })
-  const mcp = new Client({name: 'demo', version: '1.0.0'}, {capabilities: {sampling: {}}})
-  let answered = 0
-  mcp.setRequestHandler(CreateMessageRequestSchema, (request) => {
-    if (options.answer === false) return new Promise<never>(() => {})
-    answered++
-    const question = request.params.messages[0]?.content
-    console.log(`   ${green('✓')} sampling request answered ${dim(JSON.stringify(question))}`)
-    return {model: 'demo', role: 'assistant', content: {type: 'text', text: `answer ${answered}`}}
-  })
-  await mcp.connect(transport)
-  return {transport, mcp, answered: () => answered}
-}
-
-async function until(predicate: () => boolean): Promise<void> {
-  for (let waited = 0; !predicate(); waited += 5) {
-    if (waited > 5000) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
-
-function check(failures: string[], ok: boolean, what: string): void {
-  console.log(`   ${ok ? green('✓') : red('✗')} ${what}`)
-  if (!ok) failures.push(what)
-}
-
-const scenes: Scene[] = [
-  {
-    title: 'A tool streaming progress loses its connection → stream resumption',
-    run: async (server, mock) => {
-      const failures: string[] = []
-      const {transport, mcp} = await client(server.url)
-      const progress: number[] = []
-      const call = mcp.callTool({name: 'slow', arguments: {steps: 6, delayMs: 60}}, undefined, {
-        onprogress: ({progress: step}) => progress.push(step),
-      })
-      await until(() => progress.length === 2)
-      console.log(`   ${red('✂')} every socket destroyed after progress 2`)
-      server.dropConnections()
-      await call
-      check(failures, progress.join() === '1,2,3,4,5,6', `progress delivered once each: ${progress.join(' ')}`)
-      check(failures, mock.executions['slow'] === 1, `tool executed once on the server (${mock.executions['slow']})`)
-      const m = transport.metrics
-      check(failures, m.streamResumptions >= 1 && m.replayedEvents >= 1, `stream resumptions ${m.streamResumptions}, replayed events ${m.replayedEvents}, re-emitted requests ${m.reemittedRequests}`)
-      await mcp.close()
-      return failures
-    },
-  },
-  {
-    title: 'The client restarts and lost its cursors → session resumption, re-emitted requests answered once',
-    run: async (server, mock) => {
-      const failures: string[] = []
-      const before = await client(server.url, {answer: false})
-      const call = before.mcp.callTool({name: 'ask', arguments: {count: 2}}).catch(() => undefined)
-      await until(() => mock.pendingRequests().length === 2)
-      const sessionId = before.transport.sessionId!
-      console.log(`   ${red('✂')} process A stops with 2 sampling requests unanswered; process B keeps only ${sessionId}`)
-      await before.mcp.close()
-      await call
-      const after = await client(server.url, {sessionId})
-      await until(() => mock.answers.size === 2)
-      const m = after.transport.metrics
-      check(failures, after.answered() === 2 && [...mock.answers.values()].every((list) => list.length === 1), 'each re-emitted sampling request answered exactly once')
-      check(failures, m.reemittedRequests === 2 && m.replayedEvents === 0, `re-emitted requests ${m.reemittedRequests}, replayed events ${m.replayedEvents}: they move independently`)
-      check(failures, mock.requests('POST', 'initialize').length === 1, 'no second initialize: the session was re-attached')
-      await after.mcp.close()
-      return failures
-    },
-  },
-  {
-    title: 'The session expires while a call is in flight → 404, no duplicate tools/call',
-    run: async (server, mock) => {
-      const failures: string[] = []
-      const {transport, mcp} = await client(server.url)
-      const sessionId = transport.sessionId!
-      const call = mcp.callTool({name: 'slow', arguments: {steps: 4, delayMs: 60}}).catch((error: unknown) => error)
-      await until(() => mock.requests('POST', 'tools/call').length === 1)
-      console.log(`   ${red('✂')} the server forgets ${sessionId} and drops its connections`)
-      mock.faults.expireSession(sessionId)
-      server.dropConnections()
-      const error = await call
-      const code = isTransportError(error) ? error.code : (error as {data?: {code?: string}}).data?.code
-      check(failures, code === 'session-expired', `the call failed at once with '${code}'`)
-      check(failures, mock.requests('POST', 'tools/call').length === 1, 'tools/call was POSTed once, never again')
-      check(failures, transport.sessionId === undefined, 'session and cursors cleared')
-      await mcp.close()
-      await mcp.connect(transport)
-      check(failures, transport.sessionId !== undefined && transport.sessionId !== sessionId, `the app re-initialized: ${transport.sessionId}`)
-      await mcp.close()
-      return failures
-    },
-  },
-]
-
-const results: [string, string[]][] = []
-for (const [index, scene] of scenes.entries()) {
-  console.log(`\n${bold(`Scene ${index + 1}.`)} ${scene.title}`)
-  const mock = createReferenceServer({retryMs: 100})
-  const server = await listen(mock)
+/** Runs one scene under its title; its failures, skip reason and counters become its outcome. */
+async function scene(index: number, name: string, title: string, narrator: Narrator, run: () => Promise<void>): Promise<Outcome> {
+  console.log(`\n${bold(`Scene ${index}.`)} ${bold(title)}`)
   try {
-    results.push([scene.title, await scene.run(server, mock)])
+    await Promise.race([run(), timeout(sceneTimeoutMs)])
   } catch (error) {
-    results.push([scene.title, [String(error)]])
+    if (error instanceof Skip) {
+      console.log(`   ${yellow('–')} skipped: ${error.message}`)
+      return {name, status: 'skip', note: error.message, stats: undefined}
+    }
+    narrator.check(false, `the scene broke off: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  const failed = narrator.failures.length > 0
+  return {name, status: failed ? 'FAIL' : 'pass', note: narrator.failures[0] ?? '', stats: narrator.stats()}
+}
+
+async function runReference(): Promise<Outcome[]> {
+  console.log(`${bold('mcp-resumable-http')} — the SDK Client on ResumableHTTPClientTransport, against the reference server`)
+  console.log(dim('(mcp-resumable-http/testing) on 127.0.0.1, a fresh one per scene. ↻ marks a reconnect: the branch taken and both'))
+  console.log(dim('headers sent. Σ client: the transport\'s metrics (replayed = events received after a Last-Event-ID; re-emitted ='))
+  console.log(dim('server requests received on a stream attached without one). Σ server: the reference server\'s instrumentation.'))
+  const outcomes: Outcome[] = []
+  for (const [index, definition] of referenceScenes.entries()) {
+    const server = createReferenceServer(definition.options)
+    const listening = await listen(server)
+    const narrator = new Narrator(server)
+    try {
+      outcomes.push(await scene(index + 1, definition.name, definition.title, narrator, () => definition.run({url: listening.url, server, listening, narrator})))
+    } finally {
+      await listening.close()
+    }
+  }
+  return outcomes
+}
+
+/** The tool to call on a server that is not ours: the one asked for, else the reference server's `slow` if listed. */
+async function chooseTool(url: string, name: string | undefined, args: string | undefined): Promise<Tool | undefined> {
+  const parsed = args === undefined ? undefined : (JSON.parse(args) as Record<string, unknown>)
+  if (name !== undefined) return {name, args: parsed ?? {}}
+  const client = new Client({name: 'mcp-resumable-http-demo', version: '1.0.0'})
+  const transport = new ResumableHTTPClientTransport(new URL(url))
+  await client.connect(transport)
+  try {
+    const {tools} = await client.listTools()
+    return tools.some((tool) => tool.name === 'slow') ? {name: 'slow', args: parsed ?? {steps: 6, delayMs: 300}} : undefined
   } finally {
-    await server.close()
+    await transport.terminateSession().catch(() => {})
+    await client.close()
   }
 }
 
-console.log(`\n${bold('Summary')}`)
-for (const [title, failures] of results) console.log(`  ${failures.length === 0 ? green('pass') : red('FAIL')}  ${title}`)
-const failed = results.filter(([, failures]) => failures.length > 0).length
-console.log(`\n${results.length - failed} passed, ${failed} failed`)
-process.exitCode = failed === 0 ? 0 : 1
+async function runRemote(url: string, toolName: string | undefined, args: string | undefined): Promise<Outcome[]> {
+  console.log(`${bold('mcp-resumable-http')} — the SDK Client on ResumableHTTPClientTransport, against ${url}`)
+  console.log(dim("Only the scenes that need no server fault; connection cuts are made on the client's side; the server's counters are not known."))
+  const tool = await chooseTool(url, toolName, args)
+  console.log(dim(tool === undefined ? 'No tool chosen (--tool NAME): the tool scenes are skipped.' : `Tool: ${tool.name} ${JSON.stringify(tool.args)}`))
+  const outcomes: Outcome[] = []
+  for (const [index, definition] of remoteScenes.entries()) {
+    const narrator = new Narrator(undefined)
+    outcomes.push(await scene(index + 1, definition.name, definition.title, narrator, () => definition.run({url, narrator, tool})))
+  }
+  return outcomes
+}
+
+function summary(outcomes: Outcome[]): void {
+  const branches = (stats: SceneStats): string =>
+    (['stream-resumption', 'session-resumption', 'new-session'] as const)
+      .filter((branch) => stats.reconnects[branch] !== undefined)
+      .map((branch) => `${branch.replace('-resumption', '')}×${String(stats.reconnects[branch])}`)
+      .join(' ') || '—'
+  const rows = outcomes.map((outcome, index) => {
+    const stats = outcome.stats
+    const cells = stats === undefined ? ['', '', '', '', ''] : [branches(stats), String(stats.replayed), String(stats.reemitted), String(stats.dropped), stats.executions === undefined ? 'n/a' : executionsText(stats.executions)]
+    return [String(index + 1), outcome.name, ...cells, outcome.status]
+  })
+  console.log(`\n${bold('Summary')}`)
+  const header = ['#', 'scene', 'reconnects', 'replayed', 're-emitted', 'dup. dropped', 'tool runs', 'result']
+  const lines = table(header, rows, (row, column, text) => {
+    if (column !== header.length - 1) return text
+    const status = outcomes[row]!.status
+    return status === 'pass' ? green(text) : status === 'FAIL' ? red(text) : yellow(text)
+  })
+  for (const line of lines) console.log(`  ${line}`)
+  console.log(dim('  reconnects: stream = stream resumption (Last-Event-ID), session = session resumption (the session ID alone)'))
+  const count = (status: Outcome['status']): number => outcomes.filter((outcome) => outcome.status === status).length
+  const skipped = count('skip') > 0 ? `, ${count('skip')} skipped` : ''
+  console.log(`\n${count('pass')} passed, ${count('FAIL')} failed${skipped}`)
+}
+
+async function main(): Promise<number> {
+  const {values} = parseArgs({
+    options: {server: {type: 'string'}, tool: {type: 'string'}, args: {type: 'string'}, help: {type: 'boolean', short: 'h'}},
+  })
+  if (values.help === true) {
+    console.log(usage)
+    return 0
+  }
+  const started = Date.now()
+  const outcomes = values.server === undefined ? await runReference() : await runRemote(values.server, values.tool, values.args)
+  summary(outcomes)
+  console.log(dim(`${((Date.now() - started) / 1000).toFixed(1)} s`))
+  return outcomes.some((outcome) => outcome.status === 'FAIL') ? 1 : 0
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error)
+    console.error(usage)
+    process.exit(2)
+  },
+)

@@ -1,0 +1,182 @@
+/**
+ * The demo's client side: the SDK Client on our transport, a fetch that can cut its own streams (a network
+ * drop the demo causes without touching the server), client processes, and waiting.
+ */
+import {spawn} from 'node:child_process'
+import {readFile} from 'node:fs/promises'
+import {createInterface} from 'node:readline'
+import {fileURLToPath} from 'node:url'
+import {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
+import {isTransportError, ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
+import type {AgentLine} from './agent.ts'
+import {dim, green, say, type Narrator} from './output.ts'
+
+export interface DemoClient {
+  transport: ResumableHTTPClientTransport
+  client: Client
+  /** The questions of the sampling requests the Client's handler answered. */
+  answered: string[]
+  /** Sampling requests the handler received and left unanswered (`answer: false`). */
+  unanswered: string[]
+}
+
+export interface ConnectOptions {
+  /** Printed before each of this client's lines. */
+  label?: string
+  sessionId?: string
+  store?: ResumptionStore
+  /** False: the sampling handler never answers (a user who has not replied yet). */
+  answer?: boolean
+  fetch?: typeof fetch
+}
+
+/** The SDK Client, unchanged, on our transport; its events narrated, its counters tracked. */
+export async function connect(url: string, narrator: Narrator, options: ConnectOptions = {}): Promise<DemoClient> {
+  const {label = '', answer = true} = options
+  const transport = new ResumableHTTPClientTransport(new URL(url), {
+    ...(options.sessionId === undefined ? {} : {sessionId: options.sessionId}),
+    ...(options.store === undefined ? {} : {store: options.store}),
+    ...(options.fetch === undefined ? {} : {fetch: options.fetch}),
+    reconnect: {minDelayMs: 50, maxDelayMs: 500},
+    onEvent: narrator.listener(label),
+  })
+  narrator.track(label, () => transport.metrics)
+  const client = new Client({name: 'mcp-resumable-http-demo', version: '1.0.0'}, {capabilities: {sampling: {}}})
+  const demo: DemoClient = {transport, client, answered: [], unanswered: []}
+  client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+    const content = request.params.messages[0]?.content
+    const question = content !== undefined && 'text' in content ? content.text : '?'
+    const who = label === '' ? '' : `${dim(label)} `
+    if (!answer) {
+      demo.unanswered.push(question)
+      say(`${who}? sampling request received: "${question}" ${dim('(left unanswered)')}`)
+      return new Promise<never>(() => {})
+    }
+    demo.answered.push(question)
+    say(`${who}${green('✓')} sampling request "${question}" answered by the Client's handler`)
+    return {model: 'demo', role: 'assistant', content: {type: 'text', text: `answer to ${question}`}}
+  })
+  await client.connect(transport)
+  return demo
+}
+
+/** The TransportError code a call failed with: thrown by `send`, or carried by the JSON-RPC error that settled it. */
+export function codeOf(error: unknown): string | undefined {
+  if (isTransportError(error)) return error.code
+  return (error as {data?: {code?: string}} | undefined)?.data?.code
+}
+
+/**
+ * A fetch whose SSE bodies the demo can break, as a network drop would: the server is not told, its stream
+ * goes on. Counts the JSON-RPC requests POSTed, by method.
+ */
+export function cuttableFetch(): {fetch: typeof fetch; cut: () => number; posted: Record<string, number>} {
+  const live = new Set<(reason: Error) => void>()
+  const posted: Record<string, number> = {}
+  const wrapped = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    if (init?.method === 'POST' && typeof init.body === 'string') {
+      const method = (JSON.parse(init.body) as {method?: unknown}).method
+      if (typeof method === 'string') posted[method] = (posted[method] ?? 0) + 1
+    }
+    const response = await fetch(input, init)
+    if (response.body === null || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) return response
+    const reader = response.body.getReader()
+    let cut: (reason: Error) => void = () => {}
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        cut = (reason) => {
+          controller.error(reason)
+          void reader.cancel(reason).catch(() => {})
+        }
+        live.add(cut)
+      },
+      pull: async (controller) => {
+        try {
+          const {done, value} = await reader.read()
+          if (done) {
+            live.delete(cut)
+            controller.close()
+          } else {
+            controller.enqueue(value)
+          }
+        } catch (error) {
+          live.delete(cut)
+          controller.error(error)
+        }
+      },
+      cancel: (reason) => {
+        live.delete(cut)
+        return reader.cancel(reason)
+      },
+    })
+    return new Response(body, {status: response.status, statusText: response.statusText, headers: response.headers})
+  }
+  return {
+    fetch: wrapped,
+    posted,
+    cut: () => {
+      const count = live.size
+      for (const cut of live) cut(new TypeError('terminated (the demo cut the connection)'))
+      live.clear()
+      return count
+    },
+  }
+}
+
+export interface Agent {
+  pid: number
+  /** Every line the process printed. */
+  lines: AgentLine[]
+  /** Resolves with the exit code (or signal). */
+  exited: Promise<string>
+  kill: () => void
+}
+
+const agentEntry = fileURLToPath(new URL('./agent.js', import.meta.url))
+
+/**
+ * Starts a client process (demo/agent.ts, compiled next to this file): a real second Node process with its
+ * own FileStore. Its transport events are narrated under `label`.
+ */
+export function startAgent(label: string, args: string[], narrator: Narrator, onLine: (line: AgentLine) => void = () => {}): Agent {
+  const child = spawn(process.execPath, [agentEntry, ...args], {stdio: ['ignore', 'pipe', 'inherit']})
+  const lines: AgentLine[] = []
+  createInterface({input: child.stdout}).on('line', (text) => {
+    const line = JSON.parse(text) as AgentLine
+    lines.push(line)
+    if (line.event !== undefined) narrator.event(line.event, label)
+    onLine(line)
+  })
+  const exited = new Promise<string>((resolve) => {
+    child.on('exit', (code, signal) => {
+      resolve(signal ?? String(code))
+    })
+  })
+  return {pid: child.pid ?? 0, lines, exited, kill: () => child.kill('SIGKILL')}
+}
+
+/** What a FileStore file holds for the one server in it: the session ID and each stream's cursor. */
+export async function readStoreFile(file: string): Promise<{sessionId: string | undefined; cursors: [string, string][]}> {
+  const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, {sessionId?: string; entries?: Record<string, {lastEventId: string}>}>
+  const record = (suffix: string) => Object.entries(stored).find(([key]) => key.endsWith(suffix))?.[1]
+  const cursors = Object.entries(record('#cursors')?.entries ?? {}).map(([stream, cursor]): [string, string] => [stream, cursor.lastEventId])
+  return {sessionId: record('#session')?.sessionId, cursors}
+}
+
+/** Prints what a FileStore file holds. */
+export function sayStored({sessionId, cursors}: {sessionId: string | undefined; cursors: [string, string][]}): void {
+  const list = cursors.map(([stream, cursor]) => `${stream} → ${cursor}`).join(', ')
+  say(`${dim('the file holds')} session ${sessionId ?? '—'} ${dim('and the cursors')} ${list === '' ? '—' : list}`)
+}
+
+/** Resolves once `predicate` holds; rejects after `ms`. */
+export async function until(predicate: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+export const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))

@@ -1,0 +1,227 @@
+/**
+ * What the demo prints: colours (only on a terminal, never with NO_COLOR), one line per thing the transport
+ * did, counters, checks, and the summary table.
+ */
+import type {TransportEvent, TransportMetrics} from '../src/index.ts'
+import type {ReferenceServer} from '../src/testing/node.ts'
+
+const color = process.stdout.isTTY && (process.env['NO_COLOR'] ?? '') === ''
+type Paint = (text: string) => string
+const paint =
+  (code: number): Paint =>
+  (text) =>
+    color ? `\x1b[${code}m${text}\x1b[0m` : text
+export const bold = paint(1)
+export const dim = paint(2)
+export const red = paint(31)
+export const green = paint(32)
+export const yellow = paint(33)
+export const cyan = paint(36)
+export const magenta = paint(35)
+
+/** Prints a line of a scene, indented under its title. */
+export function say(text: string): void {
+  console.log(`   ${text}`)
+}
+
+/** The two headers exactly as sent; `—` for one not sent. */
+function headers(sent: {'mcp-session-id': string | undefined; 'last-event-id': string | undefined}): string {
+  return `Mcp-Session-Id: ${sent['mcp-session-id'] ?? '—'}   Last-Event-ID: ${sent['last-event-id'] ?? '—'}`
+}
+
+function streamName(stream: 'standalone' | 'request', requestId: unknown): string {
+  return stream === 'standalone' ? 'standalone GET stream' : `response stream of request ${String(requestId)}`
+}
+
+const duplicateName = {
+  event: 'event',
+  response: 'the response to request',
+  'server-request': 'server request',
+  progress: 'a progress notification of request',
+} as const
+
+export type Branch = 'stream-resumption' | 'session-resumption' | 'new-session'
+
+/** What a scene's transports did, summed for the summary table. */
+export interface SceneStats {
+  reconnects: Record<string, number>
+  replayed: number
+  reemitted: number
+  dropped: number
+  /** Tool executions on the server; undefined without a reference server. */
+  executions: Record<string, number> | undefined
+}
+
+const emptyMetrics = (): TransportMetrics => ({
+  replayedEvents: 0,
+  reemittedRequests: 0,
+  duplicatesDropped: 0,
+  streamResumptions: 0,
+  sessionResumptions: 0,
+  newSessions: 0,
+  unmatchedResponses: 0,
+})
+
+/**
+ * Narrates one scene: prints the transport's events as they happen (`label` tells client processes apart),
+ * keeps the reconnect branches taken, and prints the counters of every transport it was given.
+ */
+export class Narrator {
+  readonly failures: string[] = []
+  readonly reconnects: Record<string, number> = {}
+  readonly #sources = new Map<string, () => TransportMetrics>()
+  readonly #server: ReferenceServer | undefined
+  /** Notifications meant for an earlier process's Client, counted rather than printed one by one. */
+  #orphaned = 0
+
+  constructor(server: ReferenceServer | undefined) {
+    this.#server = server
+  }
+
+  /** The `onEvent` of a transport, printing under `label` (a client process) when given. */
+  listener(label = ''): (event: TransportEvent) => void {
+    return (event) => {
+      this.event(event, label)
+    }
+  }
+
+  /** Counts `metrics` (read at each print) in this scene's counters, as the transport of `label`. */
+  track(label: string, metrics: () => TransportMetrics): void {
+    this.#sources.set(label, metrics)
+  }
+
+  event(event: TransportEvent, label = ''): void {
+    const who = label === '' ? '' : `${dim(label)} `
+    switch (event.type) {
+      case 'session-started':
+        say(`${who}${dim(`· initialize → ${event.sessionId}`)}`)
+        break
+      case 'stream-opened':
+        if (event.stream === 'standalone') say(`${who}${dim(`· standalone GET stream opened   ${headers(event.headers)}`)}`)
+        break
+      case 'reconnect': {
+        this.reconnects[event.branch] = (this.reconnects[event.branch] ?? 0) + 1
+        const branch = event.branch === 'stream-resumption' ? green(event.branch) : event.branch === 'session-resumption' ? yellow(event.branch) : magenta(event.branch)
+        const attempt = event.attempt > 1 ? dim(` (attempt ${event.attempt})`) : ''
+        say(`${who}${cyan('↻')} ${bold(branch)}${' '.repeat(Math.max(1, 20 - event.branch.length))}${streamName(event.stream, event.requestId)}${attempt}`)
+        say(`${who}    GET  ${headers(event.headers)}`)
+        break
+      }
+      case 'reconnect-failed':
+        // Closing the transport ends its streams' attempts: nothing failed.
+        if (messageOf(event.error) === 'The transport was closed') break
+        // attempt 0: a connection that broke while being read; later ones: a reconnect that failed.
+        if (event.attempt === 0) say(`${who}${red('✂')} ${streamName(event.stream, event.requestId)} broke ${dim(`(${messageOf(event.error)})`)}`)
+        else say(`${who}${dim(`· attempt ${event.attempt} failed: ${messageOf(event.error)}`)}`)
+        break
+      case 'cursor-rejected':
+        say(`${who}${red('✗')} the server refused Last-Event-ID ${event.lastEventId} (HTTP ${event.status}): the cursor is dropped`)
+        break
+      case 'session-expired':
+        say(`${who}${yellow('!')} session ${event.sessionId} expired (HTTP 404): session and cursors cleared, ${event.settledRequests} pending request(s) settled`)
+        break
+      case 'request-settled': {
+        const resend = event.code === 'session-expired' || event.code === 'outcome-unknown' ? ': not sent again' : ''
+        say(`${who}${yellow('!')} request ${String(event.requestId)} settled with '${event.code}'${resend}`)
+        break
+      }
+      case 'duplicate-dropped':
+        say(`${who}${magenta('⊘')} duplicate dropped: ${duplicateName[event.what]} ${String(event.id)}`)
+        break
+      case 'cached-answer-resent':
+        say(`${who}${magenta('⊘')} server request ${String(event.requestId)} came again: the cached answer re-sent, the handler not run twice`)
+        break
+      case 'unmatched-response':
+        say(`${who}← the answer to request ${String(event.id)} of an earlier process: ${resultText(event.message)}`)
+        break
+      case 'orphaned-notification':
+        this.#orphaned++
+        break
+      case 'stream-closed':
+        if (event.reason === 'given-up' || event.reason === 'not-offered') say(`${who}${yellow('!')} ${streamName(event.stream, event.requestId)} closed: ${event.reason}`)
+        break
+      case 'store-error':
+        say(`${who}${red('✗')} store error on ${event.key}: ${messageOf(event.error)}`)
+        break
+      case 'session-terminated':
+        say(`${who}${dim(`· session ${event.sessionId} terminated (HTTP ${event.status})`)}`)
+        break
+    }
+  }
+
+  /** Notifications for an earlier process's Client, not delivered, since the last call. */
+  takeOrphaned(): number {
+    const count = this.#orphaned
+    this.#orphaned = 0
+    return count
+  }
+
+  /** The counters of every tracked transport, summed. */
+  metrics(): TransportMetrics {
+    const sum = emptyMetrics()
+    for (const read of this.#sources.values()) {
+      const metrics = read()
+      for (const key of Object.keys(sum) as (keyof TransportMetrics)[]) sum[key] += metrics[key]
+    }
+    return sum
+  }
+
+  /** Prints the client's counters, and the server's when it is the reference server. */
+  counters(): void {
+    const m = this.metrics()
+    say(`${cyan('Σ')} client  replayed events ${bold(String(m.replayedEvents))} · re-emitted requests ${bold(String(m.reemittedRequests))} · duplicates dropped ${bold(String(m.duplicatesDropped))}`)
+    const server = this.#server
+    if (server === undefined) return
+    const s = serverCounters(server)
+    say(`  server  tool executions ${bold(executionsText(server.executions))} · buffered events replayed ${s.replayed} · pending requests re-emitted ${s.reemitted} · cursors refused ${s.refused}`)
+  }
+
+  /** Prints a check; a failed one makes the scene fail. */
+  check(ok: boolean, what: string): void {
+    say(`${ok ? green('✓') : red('✗')} ${what}`)
+    if (!ok) this.failures.push(what)
+  }
+
+  stats(): SceneStats {
+    const m = this.metrics()
+    return {
+      reconnects: {...this.reconnects},
+      replayed: m.replayedEvents,
+      reemitted: m.reemittedRequests,
+      dropped: m.duplicatesDropped,
+      executions: this.#server === undefined ? undefined : {...this.#server.executions},
+    }
+  }
+}
+
+/** What the reference server counted: events replayed (live sessions), pending requests re-emitted, cursors refused. */
+export function serverCounters(server: ReferenceServer): {replayed: number; reemitted: number; refused: number} {
+  const replayed = server.sessions().reduce((sum, session) => sum + session.streams.reduce((total, stream) => total + stream.replayed, 0), 0)
+  return {replayed, reemitted: server.counters.reemittedRequests, refused: server.counters.refusedResumptions}
+}
+
+export function executionsText(executions: Record<string, number>): string {
+  const entries = Object.entries(executions)
+  return entries.length === 0 ? 'none' : entries.map(([tool, count]) => `${tool}×${count}`).join(' ')
+}
+
+/** An error's message; a client process sends errors as their message. */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** The text of a tool result (a `callTool` result, or the JSON-RPC response carrying one), or of its error. */
+export function resultText(message: unknown): string {
+  const response = message as {result?: {content?: {text?: string}[]}; content?: {text?: string}[]; error?: {message?: string}}
+  if (response.error !== undefined) return `error: ${response.error.message ?? '?'}`
+  const content = response.result?.content ?? response.content
+  return content?.map((item) => item.text ?? '').join(' ') ?? JSON.stringify(message)
+}
+
+/** A plain-text table: column widths from the content, colour applied after padding. */
+export function table(header: string[], rows: string[][], tint: (row: number, column: number, text: string) => string): string[] {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)))
+  const line = (cells: string[], row: number): string =>
+    cells.map((cell, column) => (row < 0 ? bold(cell.padEnd(widths[column]!)) : tint(row, column, cell.padEnd(widths[column]!)))).join('  ').trimEnd()
+  return [line(header, -1), ...rows.map(line)]
+}
