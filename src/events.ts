@@ -34,7 +34,8 @@ export type TransportEvent =
       type: 'stream-closed'
       stream: StreamKind
       requestId: JsonRpcId | undefined
-      reason: 'completed' | 'ended-by-server' | 'not-offered' | 'given-up' | 'abandoned'
+      /** `silent`: resumed with `Last-Event-ID`, the server sent nothing within `resumeTimeoutMs`. */
+      reason: 'completed' | 'ended-by-server' | 'not-offered' | 'given-up' | 'abandoned' | 'silent'
     }
   | {type: 'duplicate-dropped'; what: 'event' | 'response' | 'server-request' | 'progress'; id: string | number}
   | {type: 'cached-answer-resent'; requestId: JsonRpcId}

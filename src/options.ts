@@ -48,6 +48,16 @@ export interface ResumableHTTPClientTransportOptions {
    */
   durability?: 'strict' | 'relaxed' | undefined
   /**
+   * How long a response stream reconnected with `Last-Event-ID` may stay silent (not one event) before its
+   * request is settled `outcome-unknown`. A server that does not know the event ID may answer 200 and then
+   * never send anything (the SDK example's `InMemoryEventStore` does): without a deadline the call would hang.
+   * Applies only until the resumed connection brings its first event, and never to the POST's own connection
+   * nor to the standalone stream, so a quiet tool is cut short only when it stays silent this long right after
+   * a reconnect. `Infinity` waits for ever.
+   * @defaultValue 60000 (the SDK Client's default request timeout)
+   */
+  resumeTimeoutMs?: number | undefined
+  /**
    * Send `DELETE` to end the session on `close()`. Off by default: sessions are meant to outlive the process.
    * @defaultValue false
    */
@@ -62,6 +72,7 @@ export interface ResolvedOptions {
   requestInit: RequestInit
   reconnect: ReconnectPolicy
   durability: 'strict' | 'relaxed'
+  resumeTimeoutMs: number
   onEvent: (event: TransportEvent) => void
   terminateOnClose: boolean
 }
@@ -72,6 +83,10 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     throw new TypeError('options.fetch must be a function')
   }
   const onEvent = options.onEvent
+  const resumeTimeoutMs = options.resumeTimeoutMs ?? 60_000
+  if (Number.isNaN(resumeTimeoutMs) || resumeTimeoutMs <= 0) {
+    throw new TypeError(`options.resumeTimeoutMs must be a number > 0 (Infinity: no deadline), got ${String(resumeTimeoutMs)}`)
+  }
   return Object.freeze({
     store: options.store ?? new MemoryStore(),
     // Origin + path: two servers, or two users of one server, never share a session or a cursor.
@@ -81,6 +96,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     requestInit: options.requestInit ?? {},
     reconnect: resolveReconnectPolicy(options.reconnect),
     durability: options.durability ?? 'strict',
+    resumeTimeoutMs,
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
     terminateOnClose: options.terminateOnClose ?? false,
   })

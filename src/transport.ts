@@ -519,8 +519,16 @@ export class ResumableHTTPClientTransport implements Transport {
       sentCursor: lastEventId !== undefined,
     })
     if (answer === 'open') {
-      const {completed, progressed} = await this.#consume({stream, branch, resumed: lastEventId !== undefined}, response.body!)
+      const {completed, progressed, silent} = await this.#consume({stream, branch, resumed: lastEventId !== undefined}, response.body!)
       if (completed) return 'done'
+      if (silent) {
+        // [SDK interop] the SDK's example InMemoryEventStore answers a Last-Event-ID it does not know with 200 and
+        // a stream that never carries anything: waiting longer would hang the request for ever.
+        const why = `the server sent nothing for ${this.#options.resumeTimeoutMs} ms after resuming from Last-Event-ID ${JSON.stringify(lastEventId)}`
+        this.#settle(stream, new TransportError('outcome-unknown', `${describeStream(stream)}: ${why}; the request was not sent again`))
+        this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'silent'})
+        return 'done'
+      }
       if (progressed) return 'again'
       throw new TransportError('network', `${describeStream(stream)} closed before any new event`)
     }
@@ -563,11 +571,12 @@ export class ResumableHTTPClientTransport implements Transport {
    * overtakes the write that covers it. Stops at its request's answer. A broken connection is not an error
    * here: the result says whether it completed the stream and whether it made progress.
    */
-  async #consume(connection: Connection, body: ReadableStream<Uint8Array>): Promise<{completed: boolean; progressed: boolean}> {
+  async #consume(connection: Connection, body: ReadableStream<Uint8Array>): Promise<{completed: boolean; progressed: boolean; silent: boolean}> {
     const {stream} = connection
     const reemitted = connection.branch === 'session-resumption'
     const openedAt = Date.now()
-    const batches = new EventBatches(body, stream.controller.signal)
+    const silence = this.#watchSilence(connection)
+    const batches = new EventBatches(body, silence?.signal ?? stream.controller.signal)
     let received = 0
     try {
       let ready: {messages: JSONRPCMessage[]; stored: Promise<void>} | undefined
@@ -577,6 +586,7 @@ export class ResumableHTTPClientTransport implements Transport {
         if (batch === undefined && ready === undefined) break
         const next = batch === undefined ? undefined : this.#prepare(connection, batch)
         received += batch?.events.length ?? 0
+        if (received > 0) silence?.disarm()
         if (ready !== undefined) {
           await ready.stored
           await this.#deliverAll(ready.messages, stream, reemitted)
@@ -586,14 +596,48 @@ export class ResumableHTTPClientTransport implements Transport {
       }
     } catch (error) {
       if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
+      if (silence?.expired === true) return {completed: false, progressed: false, silent: true}
       // A read failure is a dropped connection; what follows is the reconnect decision's business.
       this.#emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
     } finally {
+      silence?.release()
       await batches.close()
     }
     // An idle stream that lived longer than the longest backoff was healthy: its end is no failed attempt.
     const lived = Date.now() - openedAt >= this.#options.reconnect.maxDelayMs
-    return {completed: stream.answered, progressed: received > 0 || lived}
+    return {completed: stream.answered, progressed: received > 0 || lived, silent: false}
+  }
+
+  /**
+   * The deadline of a response stream's connection resumed with `Last-Event-ID`: `signal` aborts when it has
+   * brought no event within `resumeTimeoutMs`. The first event disarms it for good, so a quiet tool is never cut
+   * short once its stream proved alive; neither the POST's own connection nor the standalone stream have one.
+   */
+  #watchSilence(connection: Connection): {signal: AbortSignal; readonly expired: boolean; disarm(): void; release(): void} | undefined {
+    const limit = this.#options.resumeTimeoutMs
+    const {stream} = connection
+    // Past 2^31 - 1 ms, timers fire at once: any such deadline means none.
+    if (!connection.resumed || stream.kind !== 'request' || limit > 2 ** 31 - 1) return undefined
+    const parent = stream.controller.signal
+    const controller = new AbortController()
+    const follow = (): void => controller.abort(parent.reason)
+    parent.addEventListener('abort', follow, {once: true})
+    let expired = false
+    const timer = setTimeout(() => {
+      expired = true
+      controller.abort(new TransportError('network', `No event within ${limit} ms of resuming`))
+    }, limit)
+    return {
+      signal: controller.signal,
+      get expired() {
+        return expired
+      },
+      disarm: () => clearTimeout(timer),
+      release: () => {
+        clearTimeout(timer)
+        parent.removeEventListener('abort', follow)
+      },
+    }
   }
 
   /**
