@@ -11,15 +11,13 @@ import {mkdtemp, readFile, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {extname, join, relative, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {chromium, type Browser} from 'playwright-core'
+import type {Browser} from 'playwright-core'
 import {build} from 'vite'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../src/testing/node.ts'
 import type {PageState} from './browser/reload-page.ts'
+import {hasChromium, launchChromium, requireChromium} from './fixtures/chromium.ts'
 
-const executablePath = '/usr/bin/chromium'
-const hasChromium = existsSync(executablePath)
-const missing = `${executablePath} is missing (install it: apt-get install chromium; .ci/run does)`
 const root = fileURLToPath(new URL('../', import.meta.url))
 /** The slow tool's steps, as the page asks for them. */
 const steps = 8
@@ -68,10 +66,7 @@ beforeAll(async () => {
       logLevel: 'error',
       build: {outDir, emptyOutDir: true, minify: false, reportCompressedSize: false, chunkSizeWarningLimit: 2000},
     }),
-    chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    }),
+    launchChromium(),
   ])
   if (launched.status === 'fulfilled') browser = launched.value
   if (built.status === 'rejected') throw built.reason
@@ -88,10 +83,7 @@ afterAll(async () => {
 
 describe('IdbStore in headless Chromium', () => {
   it('a page reloaded mid-call resumes its session from IndexedDB: the tool stream continues after Last-Event-ID, the tool ran once, its result arrives once', async (context) => {
-    if (!hasChromium) {
-      if (process.env.CI !== undefined && process.env.CI !== '') throw new Error(`CI: ${missing}`)
-      context.skip(missing)
-    }
+    requireChromium(context)
     const origin = new URL(listening!.url).origin
     const page = await browser!.newPage()
     const pageErrors: string[] = []

@@ -1,0 +1,105 @@
+/**
+ * Issue 6: the playground in headless Chromium, clicked through as a person would. The playground server
+ * (playground/server.ts) serves a production build of the page and the reference server on one origin; the
+ * page's client keeps its session in IndexedDB. Start the slow tool, reload the page mid-stream with the
+ * page's own button: the reloaded page resumes the tool's stream, shows its result once, and its counters
+ * and the server's say what happened.
+ *
+ * It ends with a 1200×800 screenshot: in .test-build/playground.png, or in docs/playground.png (the README's)
+ * with UPDATE_SCREENSHOT=1, so that a test run never rewrites a committed file.
+ */
+import {mkdir} from 'node:fs/promises'
+import type {Browser, Page} from 'playwright-core'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {startPlayground, type Playground} from '../playground/server.ts'
+import {hasChromium, launchChromium, requireChromium} from './fixtures/chromium.ts'
+
+/** The page's slow tool (see playground/main.ts): 10 steps, 400 ms apart. */
+const steps = 10
+const screenshot = process.env['UPDATE_SCREENSHOT'] === '1' ? 'docs/playground.png' : '.test-build/playground.png'
+
+let browser: Browser | undefined
+let playground: Playground | undefined
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  // Building the page and launching Chromium overlap: each takes a second or more on 2 cores.
+  const [started, launched] = await Promise.allSettled([startPlayground({serve: 'build', port: 0}), launchChromium()])
+  if (started.status === 'fulfilled') playground = started.value
+  if (launched.status === 'fulfilled') browser = launched.value
+  if (started.status === 'rejected') throw started.reason
+  if (launched.status === 'rejected') throw launched.reason
+}, 30_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await playground?.close()
+})
+
+/** The number a counter cell shows (`data-counter` in the Counters panel). */
+async function counter(page: Page, key: string): Promise<number> {
+  return Number(await page.locator(`[data-counter="${key}"]`).textContent())
+}
+
+describe('the playground, clicked through in headless Chromium', () => {
+  it('a slow tool, the page reloaded mid-stream: the stream resumes from IndexedDB, the result shows once, the counters are right', async (context) => {
+    requireChromium(context)
+    const {url, reference} = playground!
+    const page = await browser!.newPage({viewport: {width: 1200, height: 800}})
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(`console.error: ${message.text()}`)
+    })
+
+    await page.goto(url)
+    await page.waitForSelector('body[data-ready="true"]')
+    await page.getByRole('button', {name: 'Start a slow tool'}).click()
+    await page.waitForFunction(() => Number(document.querySelector('.call[data-status="running"] .numbers')?.textContent.split('/')[0]) >= 2)
+    const sessionId = await page.locator('#session').textContent()
+
+    // The page's own button: location.reload(), mid-stream.
+    await Promise.all([page.waitForEvent('framenavigated'), page.getByRole('button', {name: 'Reload the page'}).click()])
+    await page.waitForSelector('body[data-ready="true"]')
+    expect(await page.locator('#load').textContent()).toBe('#2')
+    expect(await page.locator('#session').textContent()).toBe(sessionId)
+
+    // The first load's call finishes on the stream this load resumed: its result shows once.
+    const result = page.locator('.call[data-status="earlier"] .call-text')
+    await result.waitFor()
+    await page.waitForFunction(() => document.querySelector('[data-counter="server.replayedEvents"]')?.textContent !== '0')
+    await page.waitForTimeout(300) // room for a duplicate, were one coming
+    expect(await result.allTextContents()).toEqual([`done after ${steps} steps`])
+    const interrupted = page.locator('.call[data-status="interrupted"]')
+    expect(await interrupted.count()).toBe(1)
+    const delivered = Number((await interrupted.locator('.numbers').textContent())?.split('/')[0])
+    expect(delivered).toBeGreaterThanOrEqual(2)
+    expect(delivered).toBeLessThan(steps)
+
+    // Stream resumption of the tool's stream, from the cursor the first load stored in IndexedDB.
+    const resumption = reference.log.find((entry) => entry.lastEventId !== undefined)!
+    expect(resumption).toMatchObject({method: 'GET', sessionId, status: 200})
+    const cursor = resumption.lastEventId!
+    const rows = await page.locator('#decisions tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)))
+    expect(rows).toContainEqual(['#2', 'req 1', 'stream-resumption', sessionId, cursor])
+    expect(rows).toContainEqual(['#2', 'GET', 'session-resumption', sessionId, '—'])
+    const toolStream = reference.session(sessionId!).streams.find((stream) => stream.kind === 'request')!
+    const missed = toolStream.events.length - 1 - toolStream.events.findIndex((event) => event.id === cursor)
+
+    // The counters: the client's (this load), then the server's.
+    expect(await counter(page, 'client.streamResumptions')).toBe(1)
+    expect(await counter(page, 'client.replayedEvents')).toBe(missed)
+    expect(await counter(page, 'client.duplicatesDropped')).toBe(0)
+    expect(await counter(page, 'client.newSessions')).toBe(0)
+    expect(await counter(page, 'client.unmatchedResponses')).toBe(1)
+    expect(await counter(page, 'server.executions.slow')).toBe(1)
+    expect(await counter(page, 'server.posts.tools/call')).toBe(1)
+    expect(await counter(page, 'server.posts.initialize')).toBe(1)
+    expect(reference.executions).toEqual({slow: 1})
+
+    expect(errors).toEqual([])
+    await mkdir(screenshot.slice(0, screenshot.lastIndexOf('/')), {recursive: true})
+    await page.screenshot({path: screenshot})
+    await page.close()
+  }, 20_000)
+})
