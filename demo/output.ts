@@ -5,7 +5,7 @@
 import type {TransportEvent, TransportMetrics} from '../src/index.ts'
 import type {ReferenceServer} from '../src/testing/node.ts'
 
-const color = process.stdout.isTTY && (process.env['NO_COLOR'] ?? '') === ''
+const color = process.stdout.isTTY && process.env['NO_COLOR'] === undefined
 type Paint = (text: string) => string
 const paint =
   (code: number): Paint =>
@@ -39,8 +39,6 @@ const duplicateName = {
   'server-request': 'server request',
   progress: 'a progress notification of request',
 } as const
-
-export type Branch = 'stream-resumption' | 'session-resumption' | 'new-session'
 
 /** What a scene's transports did, summed for the summary table. */
 export interface SceneStats {
