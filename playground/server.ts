@@ -10,8 +10,8 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {build, createServer, preview, type Plugin} from 'vite'
-import {createReferenceServer, type ReferenceServer, type ReferenceServerOptions} from '../src/testing/index.ts'
 import type {ServerMode} from '../src/testing/index.ts'
+import {createReferenceServer, type ReferenceServer, type ReferenceServerOptions} from '../src/testing/node.ts'
 import {control, type PlaygroundState} from './state.ts'
 
 export interface PlaygroundOptions {
