@@ -140,6 +140,8 @@ export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | '
       return {lane: 'dedupe', tone: 'warn', text: `⊘ duplicate dropped: ${duplicateName[event.what]} ${String(event.id)}`}
     case 'cached-answer-resent':
       return {lane: 'dedupe', tone: 'warn', text: `⊘ server request ${String(event.requestId)} came again: cached answer re-sent, handler not run`}
+    case 'request-restored':
+      return {lane: 'dedupe', tone: 'warn', text: `↺ server request ${String(event.requestId)} was left unanswered by the earlier page: handed to this one`}
     case 'unmatched-response':
       return {lane: `req ${String(event.id)}`, tone: 'good', text: "← the answer to an earlier page's call: reported to the page (this Client never made it)"}
     case 'orphaned-notification':

@@ -39,6 +39,8 @@ export type TransportEvent =
     }
   | {type: 'duplicate-dropped'; what: 'event' | 'response' | 'server-request' | 'progress'; id: string | number}
   | {type: 'cached-answer-resent'; requestId: JsonRpcId}
+  /** A server request a previous process received but never answered, handed to this process's Client. */
+  | {type: 'request-restored'; requestId: JsonRpcId}
   /**
    * A response to no pending request of this transport, not delivered: typically the answer to a request
    * of a previous process, replayed on the stream it left. `message` lets the app use it all the same.

@@ -16,6 +16,16 @@ export interface InboxHooks {
   metrics: TransportMetrics
 }
 
+/**
+ * A server request seen: `answer` once the Client gave one, and whether that answer's POST is still on its
+ * way. A request that comes back once answered gets the answer again, unless it is on its way already (the
+ * server re-emitted it before the answer reached it).
+ */
+interface ServerRequest {
+  answer: JSONRPCMessage | undefined
+  sending: boolean
+}
+
 /** A request on the wire: the Client's own ID, and whether its progress token was renamed with it. */
 interface Pending {
   clientId: JsonRpcId
@@ -37,9 +47,12 @@ export class Inbox {
   /** Wire IDs answered or settled lately (a second answer is a duplicate), and whether their token was renamed. */
   readonly #settled = new RecentMap<JsonRpcId, boolean>(memory)
   /** Server-to-client requests seen lately, with the Client's answer once it has one. */
-  readonly #serverRequests = new RecentMap<JsonRpcId, JSONRPCMessage | undefined>(memory)
-  /** The answers to keep across processes, in the order given. */
-  readonly #answers = new RecentMap<string, JSONRPCMessage>(memory / 16)
+  readonly #serverRequests = new RecentMap<JsonRpcId, ServerRequest>(memory)
+  /**
+   * What a restart must not lose, by `JSON.stringify(id)` (which keeps 1 and "1" apart): each server request
+   * delivered and not yet answered, replaced by the Client's answer once it is given.
+   */
+  readonly #kept = new RecentMap<string, JSONRPCMessage>(memory / 16)
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks
@@ -75,30 +88,61 @@ export class Inbox {
   }
 
   /**
-   * Remembers the Client's answer to a server request, to re-send it if the request comes again.
-   * True when `message` was such an answer (worth persisting before it is sent).
+   * Remembers the Client's answer to a server request, to re-send it if the request comes again and the
+   * answer is not on its way already. Returns the request's ID when `message` was such an answer (worth
+   * persisting before it is sent); report the end of its POST with {@link answerSent}.
    */
-  recordAnswer(message: JSONRPCMessage): boolean {
+  recordAnswer(message: JSONRPCMessage): JsonRpcId | undefined {
     const id = responseIdOf(message)
-    if (id === undefined || !this.#serverRequests.has(id)) return false
-    this.#serverRequests.set(id, message)
-    this.#answers.set(JSON.stringify(id), message)
+    if (id === undefined || !this.#serverRequests.has(id)) return undefined
+    this.#serverRequests.set(id, {answer: message, sending: true})
+    this.#kept.set(JSON.stringify(id), message)
+    return id
+  }
+
+  /** The POST of the answer to server request `id` is over, whether the server took it or not. */
+  answerSent(id: JsonRpcId): void {
+    const request = this.#serverRequests.get(id)
+    if (request !== undefined) request.sending = false
+  }
+
+  /**
+   * Keeps server request `message` across restarts, if it is one this inbox has not seen: true when it was
+   * new (the record is then worth storing before the request is delivered).
+   */
+  keepRequest(message: JSONRPCMessage): boolean {
+    const id = requestIdOf(message)
+    if (id === undefined || this.#serverRequests.has(id)) return false
+    const key = JSON.stringify(id)
+    if (this.#kept.has(key)) return false
+    this.#kept.set(key, message)
     return true
   }
 
-  /** The answers to keep, by `JSON.stringify(id)` (which keeps 1 and "1" apart). */
-  answers(): Map<string, JSONRPCMessage> {
-    return new Map(this.#answers.entries())
+  /** What to keep across restarts: server requests awaiting an answer, and the answers given. */
+  kept(): Map<string, JSONRPCMessage> {
+    return new Map(this.#kept.entries())
   }
 
-  /** Answers a previous process gave, so that a request it answered is answered again, not handled twice. */
-  restoreAnswers(answers: Map<string, unknown>): void {
-    for (const [key, answer] of answers) {
+  /**
+   * What a previous process kept: a request it answered is answered again if it comes back, never handled
+   * twice. Returns the requests it received but never answered: the Client must handle them now, since a
+   * stream resumed after them will not bring them again.
+   */
+  restore(kept: Map<string, unknown>): JSONRPCMessage[] {
+    const unanswered: JSONRPCMessage[] = []
+    for (const [key, value] of kept) {
       const id: unknown = JSON.parse(key)
-      if (!isJsonRpcId(id) || responseIdOf(answer as JSONRPCMessage) !== id) continue
-      this.#serverRequests.set(id, answer as JSONRPCMessage)
-      this.#answers.set(key, answer as JSONRPCMessage)
+      const message = value as JSONRPCMessage
+      if (!isJsonRpcId(id)) continue
+      if (responseIdOf(message) === id) this.#serverRequests.set(id, {answer: message, sending: false})
+      else if (requestIdOf(message) === id) {
+        this.#serverRequests.set(id, {answer: undefined, sending: false})
+        unanswered.push(message)
+      } else continue
+      this.#kept.set(key, message)
     }
+    return unanswered
   }
 
   /**
@@ -129,17 +173,18 @@ export class Inbox {
       return undefined
     }
     if (reemitted) this.#hooks.metrics.reemittedRequests++
-    if (this.#serverRequests.has(requestId)) {
-      const answer = this.#serverRequests.get(requestId)
+    const seen = this.#serverRequests.get(requestId)
+    if (seen !== undefined) {
       this.#dropped('server-request', requestId)
       // Answered already: answer again instead of running the handler twice. Pending: the answer is coming.
-      if (answer !== undefined) {
+      if (seen.answer !== undefined && !seen.sending) {
+        seen.sending = true
         this.#hooks.onEvent({type: 'cached-answer-resent', requestId})
-        this.#hooks.resendAnswer(answer)
+        this.#hooks.resendAnswer(seen.answer)
       }
       return undefined
     }
-    this.#serverRequests.set(requestId, undefined)
+    this.#serverRequests.set(requestId, {answer: undefined, sending: false})
     this.#hooks.deliver(message)
     return undefined
   }
@@ -163,7 +208,7 @@ export class Inbox {
   /** A new session starts: server request IDs of the old one mean nothing any more. */
   forgetServerRequests(): void {
     this.#serverRequests.clear()
-    this.#answers.clear()
+    this.#kept.clear()
   }
 
   #close(wireId: number, pending: Pending): void {

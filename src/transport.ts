@@ -158,7 +158,7 @@ export class ResumableHTTPClientTransport implements Transport {
       await this.#records.clearSession()
       await this.#records.saveSession(this.#sessionRecord())
     }
-    this.#inbox.restoreAnswers(await this.#records.loadAnswers(sessionId))
+    const unanswered = this.#inbox.restore(await this.#records.loadAnswers(sessionId))
     const cursors = await this.#records.loadCursors(sessionId)
     // Session resumption: the Client skips `initialize` because `sessionId` is set; the transport re-attaches
     // the standalone stream, from its cursor when it kept one...
@@ -167,6 +167,18 @@ export class ResumableHTTPClientTransport implements Transport {
     for (const [key, cursor] of cursors) {
       const wireId = wireIdOfKey(key)
       if (wireId !== undefined) this.#track(this.#runStream(this.#addStream('request', wireId, cursor, true), 'reconnect'))
+    }
+    // Requests the previous process received but never answered: no stream brings them again.
+    if (unanswered.length > 0) this.#track(this.#handOver(unanswered))
+  }
+
+  /** Gives the Client, once `connect` has returned, the server requests a previous process left unanswered. */
+  async #handOver(requests: JSONRPCMessage[]): Promise<void> {
+    await nextTurn()
+    for (const request of requests) {
+      if (this.#lifetime === undefined) return
+      this.#emit({type: 'request-restored', requestId: requestIdOf(request)!})
+      this.#deliver(request)
     }
   }
 
@@ -187,7 +199,8 @@ export class ResumableHTTPClientTransport implements Transport {
       }
     }
     // The answer to a server request is stored before it is sent: a restart must not run its handler again.
-    if (this.#inbox.recordAnswer(message) && this.#sessionId !== undefined) await this.#saveAnswers()
+    const answers = this.#inbox.recordAnswer(message)
+    if (answers !== undefined && this.#sessionId !== undefined) await this.#saveAnswers()
     const cancelled = cancelledRequestIdOf(message)
     if (cancelled !== undefined) message = this.#cancel(message, cancelled)
 
@@ -197,6 +210,7 @@ export class ResumableHTTPClientTransport implements Transport {
     const stream = requestId === undefined ? undefined : this.#addStream('request', requestId)
     const fail = (error: unknown): unknown => {
       if (requestId !== undefined) this.#inbox.forget(requestId)
+      if (answers !== undefined) this.#inbox.answerSent(answers)
       if (stream !== undefined) this.#removeStream(stream)
       // A request whose connection failed may have run: say so, so the app does not blindly retry it.
       return requestId !== undefined && isTransportError(error, 'network')
@@ -244,6 +258,7 @@ export class ResumableHTTPClientTransport implements Transport {
     if (stream === undefined || requestId === undefined) {
       // [spec transports, sending messages] notifications and responses are answered 202 with no body.
       discard(response)
+      if (answers !== undefined) this.#inbox.answerSent(answers)
       if (method === 'notifications/initialized') this.#openStandalone('open', undefined)
       return
     }
@@ -363,7 +378,7 @@ export class ResumableHTTPClientTransport implements Transport {
   }
 
   #saveAnswers(): Promise<void> {
-    return this.#records.saveAnswers(this.#sessionId!, () => this.#inbox.answers() as Map<string, JsonValue>)
+    return this.#records.saveAnswers(this.#sessionId!, () => this.#inbox.kept() as Map<string, JsonValue>)
   }
 
   /**
@@ -667,8 +682,14 @@ export class ResumableHTTPClientTransport implements Transport {
       if (connection.resumed) this.#metrics.replayedEvents++
       if (event.event === undefined || event.event === 'message') this.#parseInto(messages, event.data)
     }
-    if (!cursorMoved) return {messages, stored: Promise.resolve()}
-    const saved = this.#saveCursors()
+    const writes: Promise<void>[] = []
+    if (cursorMoved) writes.push(this.#saveCursors())
+    // A server request is kept before it is delivered: a restart past its cursor must not lose it.
+    let newRequest = false
+    for (const message of messages) if (this.#inbox.keepRequest(message)) newRequest = true
+    if (newRequest && this.#sessionId !== undefined) writes.push(this.#saveAnswers())
+    if (writes.length === 0) return {messages, stored: Promise.resolve()}
+    const saved = writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {})
     if (this.#options.durability === 'strict') return {messages, stored: saved}
     this.#track(saved)
     return {messages, stored: Promise.resolve()}
