@@ -11,7 +11,7 @@ import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {build, createServer, preview, type Plugin} from 'vite'
 import type {ServerMode} from '../src/testing/index.ts'
-import {createReferenceServer, type ReferenceServer, type ReferenceServerOptions} from '../src/testing/node.ts'
+import {createReferenceServer, serveNodeRequest, type ReferenceServer, type ReferenceServerOptions} from '../src/testing/node.ts'
 import {control, type PlaygroundState} from './state.ts'
 
 export interface PlaygroundOptions {
@@ -75,8 +75,8 @@ export async function startPlayground(options: PlaygroundOptions = {}): Promise<
 function referencePlugin(reference: ReferenceServer): Plugin {
   const middleware = (incoming: IncomingMessage, outgoing: ServerResponse, next: () => void): void => {
     const path = (incoming.url ?? '/').split('?')[0]!
-    if (path === '/mcp') void serveWeb((request) => reference.handle(request), incoming, outgoing)
-    else if (path.startsWith('/__playground/')) void serveWeb((request) => controlRequest(reference, request), incoming, outgoing)
+    if (path === '/mcp') void serveNodeRequest(reference, incoming, outgoing)
+    else if (path.startsWith('/__playground/')) void serveNodeRequest({handle: (request) => controlRequest(reference, request)}, incoming, outgoing)
     else next()
   }
   return {
@@ -149,35 +149,3 @@ function stateOf(reference: ReferenceServer): PlaygroundState {
   }
 }
 
-/**
- * Answers a Node request with a Web-standard handler. The response headers go out at once (an SSE stream may
- * stay silent), and a body that errors (a cut, as a fault) destroys the socket, as a network drop would.
- */
-async function serveWeb(handler: (request: Request) => Promise<Response>, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
-  const chunks: Buffer[] = []
-  for await (const chunk of incoming) chunks.push(chunk as Buffer)
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string') headers.set(name, value)
-  const method = incoming.method ?? 'GET'
-  const body = chunks.length === 0 || method === 'GET' || method === 'HEAD' ? null : Buffer.concat(chunks)
-  const response = await handler(new Request(new URL(incoming.url ?? '/', `http://${incoming.headers.host ?? 'localhost'}`), {method, headers, body}))
-  outgoing.writeHead(response.status, Object.fromEntries(response.headers))
-  outgoing.flushHeaders()
-  if (response.body === null) {
-    outgoing.end()
-    return
-  }
-  const reader = response.body.getReader()
-  // The page went away (a reload): the reference server sees its stream lose its reader.
-  outgoing.on('close', () => void reader.cancel().catch(() => {}))
-  try {
-    for (;;) {
-      const {done, value} = await reader.read()
-      if (done) break
-      outgoing.write(value)
-    }
-    outgoing.end()
-  } catch {
-    outgoing.destroy()
-  }
-}

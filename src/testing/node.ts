@@ -38,7 +38,7 @@ export async function listen(server: RequestHandler, options: ListenOptions = {}
   const {port = 0, host = '127.0.0.1', path = '/mcp'} = options
   const sockets = new Set<Socket>()
   const http = createServer((incoming, outgoing) => {
-    void serve(server, incoming, outgoing)
+    void serveNodeRequest(server, incoming, outgoing)
   })
   http.on('connection', (socket) => {
     sockets.add(socket)
@@ -63,15 +63,21 @@ export async function listen(server: RequestHandler, options: ListenOptions = {}
   }
 }
 
-async function serve(server: RequestHandler, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+/**
+ * Answers one Node request with a Web-standard handler: for mounting the reference server (or any
+ * `(Request) => Promise<Response>`) in a Node server of your own. The response headers go out at once (an
+ * SSE stream may stay silent), and a body that errors (a cut, as a fault) destroys the socket.
+ */
+export async function serveNodeRequest(server: RequestHandler, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
   const chunks: Buffer[] = []
   for await (const chunk of incoming) chunks.push(chunk as Buffer)
   const headers = new Headers()
   for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string') headers.set(name, value)
-  const request = new Request(`http://${incoming.headers.host ?? 'localhost'}${incoming.url ?? '/'}`, {
-    method: incoming.method ?? 'GET',
+  const method = incoming.method ?? 'GET'
+  const request = new Request(new URL(incoming.url ?? '/', `http://${incoming.headers.host ?? 'localhost'}`), {
+    method,
     headers,
-    body: chunks.length === 0 ? null : Buffer.concat(chunks),
+    body: chunks.length === 0 || method === 'GET' || method === 'HEAD' ? null : Buffer.concat(chunks),
   })
   const response = await server.handle(request)
   outgoing.writeHead(response.status, Object.fromEntries(response.headers))
