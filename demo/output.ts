@@ -3,6 +3,7 @@
  * did, counters, checks, and the summary table.
  */
 import type {TransportEvent, TransportMetrics} from '../src/index.ts'
+import {zeroMetrics} from '../src/events.ts'
 import type {ReferenceServer} from '../src/testing/node.ts'
 
 const color = process.stdout.isTTY && process.env['NO_COLOR'] === undefined
@@ -50,15 +51,6 @@ export interface SceneStats {
   executions: Record<string, number> | undefined
 }
 
-const emptyMetrics = (): TransportMetrics => ({
-  replayedEvents: 0,
-  reemittedRequests: 0,
-  duplicatesDropped: 0,
-  streamResumptions: 0,
-  sessionResumptions: 0,
-  newSessions: 0,
-  unmatchedResponses: 0,
-})
 
 /**
  * Narrates one scene: prints the transport's events as they happen (`label` tells client processes apart),
@@ -156,7 +148,7 @@ export class Narrator {
 
   /** The counters of every tracked transport, summed. */
   metrics(): TransportMetrics {
-    const sum = emptyMetrics()
+    const sum = zeroMetrics()
     for (const read of this.#sources.values()) {
       const metrics = read()
       for (const key of Object.keys(sum) as (keyof TransportMetrics)[]) sum[key] += metrics[key]

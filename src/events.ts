@@ -71,3 +71,16 @@ export interface TransportMetrics {
    */
   unmatchedResponses: number
 }
+
+/** Every counter at zero: a new transport's metrics. */
+export function zeroMetrics(): TransportMetrics {
+  return {
+    replayedEvents: 0,
+    reemittedRequests: 0,
+    duplicatesDropped: 0,
+    streamResumptions: 0,
+    sessionResumptions: 0,
+    newSessions: 0,
+    unmatchedResponses: 0,
+  }
+}

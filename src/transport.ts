@@ -4,7 +4,7 @@ import {firstBackoff, retryWithBackoff, sleep, stopRetrying} from './backoff.ts'
 import {RecentMap} from './bounded.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from './decision.ts'
 import {abortedError, isTransportError, TransportError} from './errors.ts'
-import type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
+import {zeroMetrics, type ResumptionHeaders, type StreamKind, type TransportEvent, type TransportMetrics} from './events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
 import {Inbox} from './inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, responseIdOf, type JsonRpcId} from './jsonrpc.ts'
@@ -69,15 +69,7 @@ export class ResumableHTTPClientTransport implements Transport {
   readonly #options: ResolvedOptions
   readonly #http: HttpClient
   readonly #records: SessionRecords
-  readonly #metrics: TransportMetrics = {
-    replayedEvents: 0,
-    reemittedRequests: 0,
-    duplicatesDropped: 0,
-    streamResumptions: 0,
-    sessionResumptions: 0,
-    newSessions: 0,
-    unmatchedResponses: 0,
-  }
+  readonly #metrics: TransportMetrics = zeroMetrics()
   readonly #inbox: Inbox
   readonly #streams = new Map<string, Stream>()
   /** Background work that `close()` waits for: streams and store writes. */

@@ -10,34 +10,25 @@
  * Reconnect delays are scaled down for both transports alike (first delay 20 ms, longest 100 ms); attempts are
  * each transport's default (the SDK's: 2 retries; ours: 8 attempts).
  */
-import {afterEach, describe, expect, it} from 'vitest'
-import {callTool, connectPeer, duplicates, pause, until, type Call, type Kind, type Peer} from './fixtures/interop.ts'
-import {startSdkServer, type SdkServer, type SdkServerOptions} from './fixtures/sdk-server.ts'
-import {afterEventWith, afterHeaders, startTcpProxy, type CutRule, type TcpProxy} from './fixtures/tcp-proxy.ts'
+import {describe, expect, it} from 'vitest'
+import {callTool, duplicates, pause, until, useStacks, type Call, type Kind, type Stack} from './fixtures/interop.ts'
+import type {SdkServer, SdkServerOptions} from './fixtures/sdk-server.ts'
+import {afterEventWith, afterHeaders, type CutRule, type TcpProxy} from './fixtures/tcp-proxy.ts'
 
 /** A call still pending this long after its fault is counted as hung (the Client's own timeout is 30 s). */
 const hangMs = 2000
 /** Ours: a resumed connection silent this long settles its call (the default is 60 s). */
 const resumeTimeoutMs = 400
 
+const startStack = useStacks()
 let server: SdkServer | undefined
-let proxy: TcpProxy | undefined
-let peer: Peer | undefined
-afterEach(async () => {
-  await peer?.client.close()
-  await proxy?.close()
-  await server?.close()
-  peer = undefined
-})
 
-async function start(kind: Kind, options: SdkServerOptions = {}, beforeConnect?: (proxy: TcpProxy) => void) {
-  server = await startSdkServer(options)
-  proxy = await startTcpProxy({port: server.port})
-  beforeConnect?.(proxy)
-  peer = await connectPeer(kind, proxy.url('/mcp'), {resumeTimeoutMs})
+async function start(kind: Kind, options: SdkServerOptions = {}, beforeConnect?: (proxy: TcpProxy) => void): Promise<Stack> {
+  const stack = await startStack(kind, options, {resumeTimeoutMs}, beforeConnect)
+  server = stack.server
   // The standalone GET stream is open before anything else happens.
-  await until(() => server!.requests('GET').some((entry) => entry.status === 200))
-  return {server, proxy, peer}
+  await until(() => stack.server.requests('GET').some((entry) => entry.status === 200))
+  return stack
 }
 
 /** What one call came to, as the README reports it. */
@@ -201,13 +192,18 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       }
     })
 
-    it('an unknown Last-Event-ID (the store lost the events; getStreamIdForEventId): 400', async () => {
-      const {server, proxy, peer} = await start(kind)
+    /** A call whose stream is cut after progress 2, then resumed with an event ID the server has forgotten. */
+    async function resumeForgottenCursor(options: SdkServerOptions): Promise<Measured> {
+      const {server: sdk, proxy, peer} = await start(kind, options)
       const cut = proxy.cutNext(toolsCall(afterEventWith('"progress":2')))
       const call = callTool(peer, 'slow')
       await cut
-      server.forgetEvents()
-      const measured = await measure(call, 'slow')
+      sdk.forgetEvents()
+      return measure(call, 'slow')
+    }
+
+    it('an unknown Last-Event-ID (the store lost the events; getStreamIdForEventId): 400', async () => {
+      const measured = await resumeForgottenCursor({})
       if (kind === 'ours') {
         expect(measured).toEqual({outcome: 'outcome-unknown', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 1})
       } else {
@@ -217,12 +213,7 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
     })
 
     it('an unknown Last-Event-ID with a store like the SDK example (no getStreamIdForEventId): 200 and silence', async () => {
-      const {server, proxy, peer} = await start(kind, {store: 'plain'})
-      const cut = proxy.cutNext(toolsCall(afterEventWith('"progress":2')))
-      const call = callTool(peer, 'slow')
-      await cut
-      server.forgetEvents()
-      const measured = await measure(call, 'slow')
+      const measured = await resumeForgottenCursor({store: 'plain'})
       if (kind === 'ours') {
         // Settled at the deadline (resumeTimeoutMs, 400 ms here).
         expect(measured).toEqual({outcome: 'outcome-unknown', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 1})

@@ -3,26 +3,19 @@
  * `outcome-unknown` instead of hanging, against the official SDK server (1.32) over real sockets. The SDK's
  * example event store answers an event ID it does not know with 200 and a stream that stays silent for ever.
  */
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {resolveOptions} from '../src/options.ts'
-import {callTool, connectPeer, eventsOf, pause, type Peer} from './fixtures/interop.ts'
-import {startSdkServer, type SdkServer, type SdkServerOptions} from './fixtures/sdk-server.ts'
-import {afterEventWith, startTcpProxy, type TcpProxy} from './fixtures/tcp-proxy.ts'
+import {callTool, eventsOf, pause, useStacks, type Stack} from './fixtures/interop.ts'
+import type {SdkServerOptions} from './fixtures/sdk-server.ts'
+import {afterEventWith, type TcpProxy} from './fixtures/tcp-proxy.ts'
 
-let server: SdkServer | undefined
+const startStack = useStacks()
 let proxy: TcpProxy | undefined
-let peer: Peer | undefined
-afterEach(async () => {
-  await peer?.client.close()
-  await proxy?.close()
-  await server?.close()
-})
 
-async function start(options: SdkServerOptions, resumeTimeoutMs: number): Promise<{server: SdkServer; proxy: TcpProxy; peer: Peer}> {
-  server = await startSdkServer(options)
-  proxy = await startTcpProxy({port: server.port})
-  peer = await connectPeer('ours', proxy.url('/mcp'), {resumeTimeoutMs})
-  return {server, proxy, peer}
+async function start(options: SdkServerOptions, resumeTimeoutMs: number): Promise<Stack> {
+  const stack = await startStack('ours', options, {resumeTimeoutMs})
+  proxy = stack.proxy
+  return stack
 }
 
 /** Cuts the connection of the next `tools/call` once the event carrying `needle` has passed. */
