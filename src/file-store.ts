@@ -1,6 +1,7 @@
 /// <reference types="node" />
 import {randomBytes} from 'node:crypto'
-import {link, mkdir, open, readdir, readFile, rename, stat, unlink, utimes, writeFile, type FileHandle} from 'node:fs/promises'
+import {closeSync, fdatasync, openSync, readFileSync, renameSync, unlinkSync, writeSync} from 'node:fs'
+import {link, mkdir, open, readdir, readFile, stat, unlink, utimes, writeFile, type FileHandle} from 'node:fs/promises'
 import {hostname} from 'node:os'
 import {basename, dirname, join, resolve} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
@@ -16,7 +17,8 @@ export interface FileStoreOptions {
   onError?: ((error: Error) => void) | undefined
   /**
    * How old a lock file may get before another writer breaks it. A lock whose process is dead on this host is
-   * broken at once, whatever its age; a write holds the lock for a few milliseconds.
+   * broken at once, whatever its age. A write holds the lock for a few milliseconds; back-to-back writes keep it
+   * and keep it young, and look for waiting writers every quarter of this, or 50 ms if sooner.
    * @defaultValue `10_000`
    */
   staleLockMs?: number | undefined
@@ -42,6 +44,26 @@ interface LockOwner {
   token: string
 }
 
+/** A lock taken, with when its mtime (by which others judge its age) was last set. */
+interface Lock {
+  freshAt: number
+  readonly release: () => Promise<void>
+}
+
+/** The lock, kept across back-to-back writes, with the entries as written under it: nobody else wrote since. */
+interface Hold extends Lock {
+  readonly entries: Map<string, JsonValue>
+  /** `Date.now()` past which the next write also looks for writers waiting for the lock. */
+  checkAt: number
+}
+
+// How often a writer keeping the lock looks for others waiting for it: about how long they may wait.
+const HOLD_CHECK_MS = 50
+// A writer waiting for the lock tries again after a random pause up to this long.
+const LOCK_RETRY_MAX_MS = 10
+// How long a writer that gave the lock up to waiting ones stays away: past their retry pause, even one run late.
+const STEP_ASIDE_MS = 2 * LOCK_RETRY_MAX_MS
+
 // Where hard links are missing, a lock file is created empty, then written: one still empty after this long lost
 // its writer.
 const EMPTY_LOCK_GRACE_MS = 1_000
@@ -52,15 +74,20 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'])
  * A {@link ResumptionStore} in one JSON file holding every key, so a Node process that restarts finds its session
  * and cursors again. Exported from `mcp-resumable-http/node`.
  *
- * - **Atomic:** each write goes to a temporary file in the same directory, is fsynced, then renamed over the
- *   file, so a reader, a crash or a power loss never sees a torn file (on power loss the last write may be lost;
- *   the directory is not fsynced, which would double the cost of a write).
+ * - **Atomic:** each write goes to a temporary file in the same directory, is flushed to disk (fdatasync), then
+ *   renamed over the file, so a reader, a crash or a power loss never sees a torn file (on power loss the last
+ *   write may be lost; the directory is not flushed, which would double the cost of a write). Only the flush is
+ *   awaited; opening, writing, closing and renaming a small file are quick synchronous system calls on a local
+ *   disk (on a network file system, each is a round trip the event loop waits for).
  * - **Several processes** may share the file. Each write re-reads the file and applies its changes under a lock
  *   file (`<path>.lock`), so writers of different keys never lose each other's keys; for one key, the last
  *   writer wins. A lock left by a crashed process is broken (see {@link FileStoreOptions.staleLockMs}).
  * - **In one process**, writes are serialized, and those issued while a write is under way are coalesced into
  *   the next one. A value is copied when `set` is called; `get` sees every earlier `set` and `delete` of this
- *   instance.
+ *   instance. A write issued before the event loop's next turn after the previous one keeps the lock and skips
+ *   the re-read, so that a stream's back-to-back cursor writes cost a temporary file and a rename each. Such a
+ *   writer looks for others waiting for the lock every 50 ms, and lets them go first. The lock is released at
+ *   the next turn once writes stop, and at process exit.
  * - **A corrupt file** is reported through {@link FileStoreOptions.onError}, never thrown at `get`, and replaced
  *   by the next write. A file that cannot be read for another reason (permissions, I/O) makes writes reject
  *   rather than replace what they could not read.
@@ -81,6 +108,9 @@ export class FileStore implements ResumptionStore {
   readonly #signal: AbortSignal | undefined
   #tail: Promise<void> = Promise.resolve()
   #next: Batch | undefined
+  #hold: Hold | undefined
+  /** Set when writers were seen waiting for the lock: it is taken again only after they had their turn. */
+  #stepAside = false
   #directoryReady = false
 
   /** @param path - the JSON file, resolved against the current directory now */
@@ -146,16 +176,28 @@ export class FileStore implements ResumptionStore {
   }
 
   async #write(changes: Map<string, Change>): Promise<void> {
-    this.#signal?.throwIfAborted()
-    if (!this.#directoryReady) {
-      await mkdir(dirname(this.#path), {recursive: true})
-      this.#directoryReady = true
-      await this.#sweep()
-    }
-    const release = await this.#lock()
+    let hold = this.#hold
+    this.#hold = undefined
+    let kept = false
     try {
-      // Re-read under the lock: another process may have written other keys since our last read.
-      const entries = await this.#load(true)
+      this.#signal?.throwIfAborted()
+      if (!this.#directoryReady) {
+        await mkdir(dirname(this.#path), {recursive: true})
+        this.#directoryReady = true
+        await this.#sweep()
+      }
+      // A hold not refreshed for this long (the process was suspended, or its event loop blocked) may have been
+      // broken as stale by another writer: it is given up (its lock removed only if still ours) and taken again.
+      if (hold !== undefined && Date.now() - hold.freshAt > this.#staleLockMs / 2) {
+        const suspect = hold
+        hold = undefined
+        await suspect.release()
+      }
+      hold ??= await this.#acquire()
+      const due = Date.now() >= hold.checkAt
+      // Looked for while the write goes on: listing the directory takes less time than the flush to disk.
+      const othersWaiting = due ? this.#othersWaiting() : undefined
+      const {entries} = hold
       let changed = false
       for (const [key, change] of changes) {
         if (change === REMOVED) changed = entries.delete(key) || changed
@@ -165,9 +207,61 @@ export class FileStore implements ResumptionStore {
         }
       }
       if (changed) await this.#replace(JSON.stringify(Object.fromEntries(entries)))
+      this.#stepAside = (await othersWaiting) === true
+      kept = !this.#stepAside
+      if (kept && due) kept = await this.#refresh(hold)
     } finally {
-      await release()
+      // A failed write gives the lock up: its entries may hold changes the file does not.
+      if (kept) this.#keep(hold!)
+      else await hold?.release()
     }
+  }
+
+  async #acquire(): Promise<Hold> {
+    if (this.#stepAside) {
+      this.#stepAside = false
+      // Without this, a writer that never stops would take the lock back before a waiting one tries again.
+      await this.#pause(STEP_ASIDE_MS)
+    }
+    const lock = await this.#lock()
+    try {
+      // Re-read under the lock: another process may have written other keys since our last read.
+      const entries = await this.#load(true)
+      return {...lock, entries, checkAt: Date.now() + this.#holdCheckMs}
+    } catch (error) {
+      await lock.release()
+      throw error
+    }
+  }
+
+  get #holdCheckMs(): number {
+    return Math.min(HOLD_CHECK_MS, this.#staleLockMs / 4)
+  }
+
+  /** Schedules the next look for waiting writers, and keeps the held lock young; false when it cannot. */
+  async #refresh(hold: Hold): Promise<boolean> {
+    const now = Date.now()
+    hold.checkAt = now + this.#holdCheckMs
+    if (now - hold.freshAt < this.#staleLockMs / 4) return true
+    try {
+      await utimes(this.#lockPath, now / 1000, now / 1000)
+      hold.freshAt = now
+      return true
+    } catch {
+      // Gone, or not ours to touch: the lock is given up and taken again by the next write.
+      return false
+    }
+  }
+
+  /** Keeps the lock for a write issued before the next turn of the event loop; releases it then otherwise. */
+  #keep(hold: Hold): void {
+    this.#hold = hold
+    setImmediate(() => {
+      // Taken by a write under way, or left for one queued: that write decides again when it ends.
+      if (this.#hold !== hold || this.#next !== undefined) return
+      this.#hold = undefined
+      this.#tail = this.#tail.then(hold.release)
+    })
   }
 
   /**
@@ -202,20 +296,28 @@ export class FileStore implements ResumptionStore {
     this.#onError(new Error(`FileStore: ${this.#path} ${problem}; ${effect}`, {cause}))
   }
 
+  /**
+   * Writes the file whole. The system calls that do not wait for the disk are made synchronously, and only the
+   * flush to disk is awaited: one turn of the event loop per write rather than five, which a stream's
+   * back-to-back cursor writes would otherwise wait for behind the parsing of every batch.
+   */
   async #replace(text: string): Promise<void> {
     const temp = `${this.#path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
-    let handle: FileHandle | undefined
+    const fd = openSync(temp, 'wx', 0o600)
     try {
-      handle = await open(temp, 'wx', 0o600)
-      await handle.writeFile(text)
+      writeSync(fd, text)
       // On disk before the rename: otherwise a power loss could leave the renamed file empty.
-      await handle.sync()
-      await handle.close()
-      handle = undefined
-      await rename(temp, this.#path)
+      await flushToDisk(fd)
     } catch (error) {
-      await handle?.close().catch(() => {})
-      await unlink(temp).catch(() => {})
+      closeSync(fd)
+      unlinkQuietly(temp)
+      throw error
+    }
+    closeSync(fd)
+    try {
+      renameSync(temp, this.#path)
+    } catch (error) {
+      unlinkQuietly(temp)
       throw error
     }
   }
@@ -223,21 +325,44 @@ export class FileStore implements ResumptionStore {
   // A writer killed between creating a temporary file (data or lock draft) and removing it leaves it behind.
   // Judged by age only: a live writer's temporary file lasts milliseconds, and its pid may be another host's.
   async #sweep(): Promise<void> {
-    const directory = dirname(this.#path)
-    const prefix = `${basename(this.#path)}.`
-    const names = await readdir(directory).catch(() => [])
-    for (const name of names) {
-      if (!name.startsWith(prefix) || !/^(?:lock\.)?\d+\.[0-9a-f]{12}\.tmp$/.test(name.slice(prefix.length))) continue
-      const temp = join(directory, name)
+    for (const {path, ageMs} of await this.#temporaryFiles()) {
       // Best effort: a leftover temporary file wastes space, nothing else; another writer may be removing it too.
-      await stat(temp)
-        .then(({mtimeMs}) => (Date.now() - mtimeMs > this.#staleLockMs ? unlink(temp) : undefined))
-        .catch(() => {})
+      if (ageMs > this.#staleLockMs) await unlink(path).catch(() => {})
     }
   }
 
+  /** True when another writer waits for the lock: its draft is there, kept young while it waits. */
+  async #othersWaiting(): Promise<boolean> {
+    const files = await this.#temporaryFiles()
+    return files.some(({draft, ageMs}) => draft && ageMs <= this.#staleLockMs / 2)
+  }
+
+  /** The temporary files of this store's path: data files being written, and lock drafts. */
+  async #temporaryFiles(): Promise<{path: string; draft: boolean; ageMs: number}[]> {
+    const directory = dirname(this.#path)
+    const prefix = `${basename(this.#path)}.`
+    const files = []
+    for (const name of await readdir(directory).catch(() => [])) {
+      const match = name.startsWith(prefix) ? /^(lock\.)?\d+\.[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length)) : null
+      if (match === null) continue
+      const path = join(directory, name)
+      // Gone meanwhile: its writer finished.
+      const seen = await stat(path).catch(() => undefined)
+      if (seen !== undefined) files.push({path, draft: match[1] !== undefined, ageMs: Date.now() - seen.mtimeMs})
+    }
+    return files
+  }
+
+  /** Waits `ms`; rejects with the signal's reason when it aborts. */
+  async #pause(ms: number): Promise<void> {
+    await sleep(ms, undefined, {signal: this.#signal}).catch((error: unknown) => {
+      this.#signal?.throwIfAborted()
+      throw error
+    })
+  }
+
   /** Takes `<path>.lock` (created exclusively), waiting for its holder or breaking it when stale. */
-  async #lock(): Promise<() => Promise<void>> {
+  async #lock(): Promise<Lock> {
     const owner: LockOwner = {pid: process.pid, host: thisHost(), token: randomBytes(8).toString('hex')}
     const content = JSON.stringify(owner)
     // The lock appears with its owner already in it, as a hard link to this complete draft: a writer killed at any
@@ -253,13 +378,14 @@ export class FileStore implements ResumptionStore {
           draftAt = Date.now()
           await utimes(draft, draftAt / 1000, draftAt / 1000)
         }
-        if (await this.#tryLock(draft, content)) return () => this.#unlock(owner.token)
+        if (await this.#tryLock(draft, content)) {
+          heldLocks.set(owner.token, this.#lockPath)
+          removeHeldLocksAtExit()
+          return {freshAt: draftAt, release: () => this.#unlock(owner.token)}
+        }
         if (await this.#breakIfStale()) continue
         // Jittered, so that two waiting writers do not retry in step.
-        await sleep(2 + Math.random() * 8, undefined, {signal: this.#signal}).catch((error: unknown) => {
-          this.#signal?.throwIfAborted()
-          throw error
-        })
+        await this.#pause(2 + Math.random() * (LOCK_RETRY_MAX_MS - 2))
       }
     } finally {
       await unlink(draft).catch(() => {})
@@ -295,6 +421,7 @@ export class FileStore implements ResumptionStore {
   }
 
   async #unlock(token: string): Promise<void> {
+    heldLocks.delete(token)
     try {
       // Only our own lock: if ours was broken as stale, the file now belongs to another writer.
       if (parseLock(await readFile(this.#lockPath, 'utf8'))?.token === token) await unlink(this.#lockPath)
@@ -329,6 +456,37 @@ export class FileStore implements ResumptionStore {
       if (errorCode(error) !== 'ENOENT') throw error
     })
     return true
+  }
+}
+
+/** The locks this process holds, by token: a hold outlives its write by a turn, and `process.exit()` may come first. */
+const heldLocks = new Map<string, string>()
+let exitHookInstalled = false
+
+function removeHeldLocksAtExit(): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.once('exit', () => {
+    for (const [token, lockPath] of heldLocks) {
+      try {
+        if (parseLock(readFileSync(lockPath, 'utf8'))?.token === token) unlinkSync(lockPath)
+      } catch {
+        // Gone already, or unreadable: a lock naming a dead process is broken by the next writer anyway.
+      }
+    }
+  })
+}
+
+/** The data of `fd` on disk, with what reading it back needs (its size): fdatasync, in the thread pool. */
+function flushToDisk(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error === null ? resolve() : reject(error))))
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch {
+    // Already gone; a leftover is swept once old.
   }
 }
 

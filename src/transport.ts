@@ -591,7 +591,7 @@ export class ResumableHTTPClientTransport implements Transport {
         // While a batch waits for its write, what arrived meanwhile starts its own; else wait for more.
         const batch = ready === undefined ? await batches.next() : batches.take()
         if (batch === undefined && ready === undefined) break
-        const next = batch === undefined ? undefined : this.#prepare(connection, batch)
+        const next = batch === undefined ? undefined : await this.#prepare(connection, batch)
         received += batch?.events.length ?? 0
         if (received > 0) silence?.disarm()
         if (ready !== undefined) {
@@ -648,15 +648,15 @@ export class ResumableHTTPClientTransport implements Transport {
   }
 
   /**
-   * One batch of a connection: duplicates dropped, cursor and `retry` moved, data parsed, and the cursor's
-   * store write started (`stored`: when it is durable, unless durability is relaxed).
+   * One batch of a connection: duplicates dropped, cursor and `retry` moved, the cursor's store write started,
+   * then data parsed (`stored`: when the writes are durable, unless durability is relaxed).
    */
-  #prepare(connection: Connection, {events, retryMs}: SseBatch): {messages: JSONRPCMessage[]; stored: Promise<void>} {
+  async #prepare(connection: Connection, {events, retryMs}: SseBatch): Promise<{messages: JSONRPCMessage[]; stored: Promise<void>}> {
     const {stream} = connection
     // [spec 2025-11-25 transports] `retry` is per stream.
     if (retryMs !== undefined) stream.retryMs = retryMs
     let cursorMoved = retryMs !== undefined
-    const messages: JSONRPCMessage[] = []
+    const data: string[] = []
     for (const event of events) {
       if (event.id !== undefined && !this.#stateless) {
         if (event.id !== '' && !stream.seen.addIfNew(event.id, true)) {
@@ -672,10 +672,17 @@ export class ResumableHTTPClientTransport implements Transport {
       // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
       if (event.data === '') continue
       if (connection.resumed) this.#metrics.replayedEvents++
-      if (event.event === undefined || event.event === 'message') this.#parseInto(messages, event.data)
+      if (event.event === undefined || event.event === 'message') data.push(event.data)
     }
     const writes: Promise<void>[] = []
-    if (cursorMoved) writes.push(this.#saveCursors())
+    if (cursorMoved) {
+      writes.push(this.#saveCursors())
+      // A microtask lets the store start its write before the parse, the costly part, takes the thread: the
+      // FileStore's flush to disk then runs alongside it.
+      await Promise.resolve()
+    }
+    const messages: JSONRPCMessage[] = []
+    for (const text of data) this.#parseInto(messages, text)
     // A server request is kept before it is delivered: a restart past its cursor must not lose it.
     let newRequest = false
     for (const message of messages) if (this.#inbox.keepRequest(message)) newRequest = true

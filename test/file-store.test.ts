@@ -1,5 +1,5 @@
 import {execFile, fork, spawn, type ChildProcess} from 'node:child_process'
-import {existsSync} from 'node:fs'
+import {existsSync, writeFileSync} from 'node:fs'
 import {mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile} from 'node:fs/promises'
 import {hostname, tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -11,15 +11,26 @@ import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from
 import {FileStore} from '../src/node.ts'
 import {expectStoreContract} from './fixtures/store-contract.ts'
 
-// Counts file writes (one rename each) and records how old a lock is when taken, without changing what they do.
-const fsCalls = vi.hoisted(() => ({renames: 0, lockAgesMs: [] as number[], noHardLinks: false}))
+// Counts file writes (one rename each) and locks taken (one link each), and records how old a lock is when taken,
+// without changing what they do.
+const fsCalls = vi.hoisted(() => ({renames: 0, lockAgesMs: [] as number[], touched: [] as {path: string; at: number}[], noHardLinks: false}))
+vi.mock('node:fs', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs')>()
+  return {
+    ...actual,
+    renameSync: (...args: Parameters<typeof actual.renameSync>) => {
+      fsCalls.renames++
+      actual.renameSync(...args)
+    },
+  }
+})
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>()
   return {
     ...actual,
-    rename: (...args: Parameters<typeof actual.rename>) => {
-      fsCalls.renames++
-      return actual.rename(...args)
+    utimes: (...args: Parameters<typeof actual.utimes>) => {
+      fsCalls.touched.push({path: String(args[0]), at: Date.now()})
+      return actual.utimes(...args)
     },
     link: async (...args: Parameters<typeof actual.link>) => {
       if (fsCalls.noHardLinks) throw Object.assign(new Error('EPERM: operation not permitted, link'), {code: 'EPERM'})
@@ -64,12 +75,18 @@ beforeEach(async () => {
   file = join(dir, 'state', 'resumption.json')
   fsCalls.renames = 0
   fsCalls.lockAgesMs = []
+  fsCalls.touched = []
   fsCalls.noHardLinks = false
 })
 
 afterEach(async () => {
   await rm(dir, {recursive: true, force: true})
 })
+
+/** A store keeps its lock across back-to-back writes, and gives it up at the next turn of the event loop. */
+async function lockReleased(): Promise<void> {
+  await vi.waitFor(() => expect(existsSync(`${file}.lock`)).toBe(false))
+}
 
 async function readJson(path = file): Promise<{[key: string]: JsonValue}> {
   return JSON.parse(await readFile(path, 'utf8')) as {[key: string]: JsonValue}
@@ -220,6 +237,7 @@ describe('FileStore: writes', () => {
     expect(torn).toEqual([])
     expect(reads).toBeGreaterThan(50)
     expect(fsCalls.renames).toBe(501)
+    await lockReleased()
     expect((await readdir(join(dir, 'state'))).sort()).toEqual(['resumption.json'])
   })
 
@@ -292,7 +310,7 @@ describe('FileStore: the lock file', () => {
     const started = performance.now()
     await new FileStore(file).set('a', 1)
     expect(performance.now() - started).toBeLessThan(1000)
-    expect(existsSync(`${file}.lock`)).toBe(false)
+    await lockReleased()
   })
 
   test('a lock older than staleLockMs is broken even when its process lives', async () => {
@@ -338,7 +356,7 @@ describe('FileStore: the lock file', () => {
     fsCalls.noHardLinks = true
     const store = new FileStore(file)
     await store.set('a', 1)
-    expect(existsSync(`${file}.lock`)).toBe(false)
+    await lockReleased()
     await writeLock({pid: process.pid, host: hostname()})
     const write = store.set('b', 2)
     await sleep(100)
@@ -346,6 +364,7 @@ describe('FileStore: the lock file', () => {
     await rm(`${file}.lock`)
     await write
     expect(await readJson()).toEqual({a: 1, b: 2})
+    await lockReleased()
     expect((await readdir(join(dir, 'state'))).sort()).toEqual(['resumption.json'])
   })
 
@@ -367,6 +386,70 @@ describe('FileStore: the lock file', () => {
     await expect(store.set('b', 2)).rejects.toThrow('shutting down')
     expect(await store.get('a')).toBeUndefined()
     expect(JSON.parse(await readFile(`${file}.lock`, 'utf8'))).toMatchObject({token: 'someone-else'})
+  })
+})
+
+describe('FileStore: back-to-back writes keep the lock', () => {
+  test('a stream of 40 writes, each issued as the one before resolves, takes the lock once and writes 40 times', async () => {
+    const store = new FileStore(file)
+    for (let i = 0; i < 40; i++) await store.set('cursor', {lastEventId: String(i)})
+    expect(fsCalls.renames).toBe(40)
+    expect(fsCalls.lockAgesMs).toHaveLength(1)
+    expect(await readJson()).toEqual({cursor: {lastEventId: '39'}})
+    await lockReleased()
+  })
+
+  test('a lock kept longer than staleLockMs stays young: others never judge it stale', async () => {
+    const store = new FileStore(file, {staleLockMs: 200})
+    const started = Date.now()
+    for (let i = 0; Date.now() < started + 800; i++) await store.set('cursor', i)
+    const ended = Date.now()
+    expect(fsCalls.lockAgesMs).toHaveLength(1)
+    const touches = fsCalls.touched.filter(({path}) => path === `${file}.lock`).map(({at}) => at)
+    const times = [started, ...touches, ended]
+    const longestUntouchedMs = Math.max(...times.slice(1).map((at, i) => at - times[i]!))
+    expect(longestUntouchedMs).toBeLessThan(200)
+  })
+
+  test('a kept lock not refreshed for half of staleLockMs (the event loop was blocked) is taken again, the file re-read', async () => {
+    const store = new FileStore(file, {staleLockMs: 200})
+    await store.set('a', 1)
+    const until = Date.now() + 150
+    while (Date.now() < until) {
+      // Blocked: meanwhile another writer could have judged the lock stale, broken it, and written.
+    }
+    writeFileSync(file, JSON.stringify({a: 1, other: 'written meanwhile'}))
+    await store.set('b', 2)
+    expect(fsCalls.lockAgesMs).toHaveLength(2)
+    expect(await readJson()).toEqual({a: 1, other: 'written meanwhile', b: 2})
+  })
+
+  test('a process that never stops writing lets another one in: each of its writes lands within a second', async () => {
+    const child = startWriter(['loop'])
+    await message(child, 'progress')
+    const store = new FileStore(file)
+    const waits: number[] = []
+    try {
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now()
+        await store.set(`mine-${i}`, i)
+        waits.push(performance.now() - started)
+        await sleep(10)
+      }
+    } finally {
+      child.kill('SIGKILL')
+      await exited(child)
+    }
+    expect(Math.max(...waits)).toBeLessThan(1000)
+    const data = await readJson()
+    for (let i = 0; i < 20; i++) expect(data[`mine-${i}`]).toBe(i)
+  }, 30_000)
+
+  test('process.exit() right after a write leaves no lock behind', async () => {
+    const child = startWriter(['exit'])
+    expect(await exited(child)).toBe(0)
+    expect(await readJson()).toEqual({written: true})
+    expect(existsSync(`${file}.lock`)).toBe(false)
   })
 })
 
@@ -421,7 +504,7 @@ describe('FileStore: two processes', () => {
       await new FileStore(file).set('after-crash', round)
       expect(performance.now() - started).toBeLessThan(1000)
       expect(await new FileStore(file).get('after-crash')).toBe(round)
-      expect(existsSync(`${file}.lock`)).toBe(false)
+      await lockReleased()
     }
   }, 60_000)
 })
