@@ -189,6 +189,11 @@ export class Inbox {
     return undefined
   }
 
+  /** True while request `wireId` awaits its answer. */
+  isPending(wireId: number): boolean {
+    return this.#pending.has(wireId)
+  }
+
   /** Settles request `wireId` with a JSON-RPC error carrying `error.code`, so the caller rejects at once. */
   settle(wireId: number, error: TransportError): void {
     const pending = this.#pending.get(wireId)

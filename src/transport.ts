@@ -271,8 +271,10 @@ export class ResumableHTTPClientTransport implements Transport {
     }
     this.#removeStream(stream)
     await this.#deliverAll(messages, undefined, false)
-    const missing = new TransportError('protocol', `The JSON answer to ${method} ${String(clientId)} did not contain its response`)
-    this.#inbox.settle(requestId, missing)
+    // Built only when needed: an error's stack trace costs more than the rest of a request's own work.
+    if (this.#inbox.isPending(requestId)) {
+      this.#inbox.settle(requestId, new TransportError('protocol', `The JSON answer to ${method} ${String(clientId)} did not contain its response`))
+    }
   }
 
   setProtocolVersion(version: string): void {
