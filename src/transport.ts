@@ -1,7 +1,6 @@
 import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage, MessageExtraInfo} from '@modelcontextprotocol/sdk/types.js'
 import {firstBackoff, retryWithBackoff, sleep, stopRetrying} from './backoff.ts'
-import {RecentMap} from './bounded.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from './decision.ts'
 import {abortedError, isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type ResumptionHeaders, type StreamKind, type TransportEvent, type TransportMetrics} from './events.ts'
@@ -11,6 +10,7 @@ import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, responseIdOf
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
 import {SessionRecords, type CursorRecord, type SessionRecord} from './records.ts'
 import {EventBatches, type SseBatch} from './sse.ts'
+import {createStream, describeStream, requestKey, watchSilence, wireIdOfKey, type Connection, type Stream, type StreamOutcome} from './stream.ts'
 import type {JsonValue} from './store.ts'
 
 /** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
@@ -19,40 +19,8 @@ const streamOver = new TransportError('aborted', 'The stream is over')
 const statelessRevision = '2026-07-28'
 /** Request IDs reserved per store write: a new process starts past the reservation, never reusing one. */
 const wireIdBlock = 100
-/** Event IDs remembered per stream to drop replayed duplicates. */
-const seenEventIds = 1024
 /** [spec transports, session management] a session ID is visible ASCII, 0x21 to 0x7E. */
 const validSessionId = /^[\x21-\x7E]+$/
-
-/** One SSE stream with its own cursor and `retry`, across all the connections that carry it. */
-interface Stream {
-  readonly key: string
-  readonly kind: StreamKind
-  /** The wire ID of the request whose answer this stream carries. */
-  readonly requestId: number | undefined
-  /** Left by a previous process: its messages were meant for that process's Client. */
-  readonly orphan: boolean
-  /** Aborts this stream alone; aborted too when the transport closes. */
-  readonly controller: AbortController
-  lastEventId: string | undefined
-  /** The session that produced `lastEventId`: the cursor means nothing in any other. */
-  cursorSessionId: string | undefined
-  retryMs: number | undefined
-  /** Set once the server refused the cursor: it is never sent again. */
-  rejection: TransportError | undefined
-  answered: boolean
-  readonly seen: RecentMap<string, true>
-}
-
-/** One HTTP response carrying a stream, and how it was opened. */
-interface Connection {
-  readonly stream: Stream
-  readonly branch: ReconnectBranch | 'open'
-  /** Sent with `Last-Event-ID`: what arrives is a replay. */
-  readonly resumed: boolean
-}
-
-type StreamOutcome = 'done' | 'again'
 
 /**
  * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor,
@@ -584,7 +552,7 @@ export class ResumableHTTPClientTransport implements Transport {
     const {stream} = connection
     const reemitted = connection.branch === 'session-resumption'
     const openedAt = Date.now()
-    const silence = this.#watchSilence(connection)
+    const silence = watchSilence(connection, this.#options.resumeTimeoutMs)
     const batches = new EventBatches(body, silence?.signal ?? stream.controller.signal)
     let received = 0
     try {
@@ -615,38 +583,6 @@ export class ResumableHTTPClientTransport implements Transport {
     // An idle stream that lived longer than the longest backoff was healthy: its end is no failed attempt.
     const lived = Date.now() - openedAt >= this.#options.reconnect.maxDelayMs
     return {completed: stream.answered, progressed: received > 0 || lived, silent: false}
-  }
-
-  /**
-   * The deadline of a response stream's connection resumed with `Last-Event-ID`: `signal` aborts when it has
-   * brought no event within `resumeTimeoutMs`. The first event disarms it for good, so a quiet tool is never cut
-   * short once its stream proved alive; neither the POST's own connection nor the standalone stream have one.
-   */
-  #watchSilence(connection: Connection): {signal: AbortSignal; readonly expired: boolean; disarm(): void; release(): void} | undefined {
-    const limit = this.#options.resumeTimeoutMs
-    const {stream} = connection
-    // Past 2^31 - 1 ms, timers fire at once: any such deadline means none.
-    if (!connection.resumed || stream.kind !== 'request' || limit > 2 ** 31 - 1) return undefined
-    const parent = stream.controller.signal
-    const controller = new AbortController()
-    const follow = (): void => controller.abort(parent.reason)
-    parent.addEventListener('abort', follow, {once: true})
-    let expired = false
-    const timer = setTimeout(() => {
-      expired = true
-      controller.abort(new TransportError('network', `No event within ${limit} ms of resuming`))
-    }, limit)
-    return {
-      signal: controller.signal,
-      get expired() {
-        return expired
-      },
-      disarm: () => clearTimeout(timer),
-      release: () => {
-        clearTimeout(timer)
-        parent.removeEventListener('abort', follow)
-      },
-    }
   }
 
   /**
@@ -748,26 +684,7 @@ export class ResumableHTTPClientTransport implements Transport {
 
   /** A new stream of the current session, from a stored `cursor` when there is one. */
   #addStream(kind: StreamKind, requestId: number | undefined, cursor?: CursorRecord, orphan = false): Stream {
-    const lifetime = this.#requireStarted()
-    const controller = new AbortController()
-    // Child of the transport's lifetime; the listener goes away with the stream (see #removeStream).
-    lifetime.signal.addEventListener('abort', () => controller.abort(lifetime.signal.reason), {
-      once: true,
-      signal: controller.signal,
-    })
-    const stream: Stream = {
-      key: kind === 'standalone' ? 'standalone' : requestKey(requestId!),
-      kind,
-      requestId,
-      orphan,
-      controller,
-      lastEventId: cursor?.lastEventId,
-      cursorSessionId: cursor === undefined ? undefined : this.#sessionId,
-      retryMs: cursor?.retryMs,
-      rejection: undefined,
-      answered: false,
-      seen: new RecentMap(seenEventIds),
-    }
+    const stream = createStream(this.#requireStarted().signal, {kind, requestId, orphan, cursor, sessionId: this.#sessionId})
     this.#streams.set(stream.key, stream)
     return stream
   }
@@ -842,20 +759,6 @@ function offeredSession(requestId: JsonRpcId, header: string | null): {requestId
     throw new TransportError('protocol', `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`)
   }
   return {requestId, sessionId: header}
-}
-
-function requestKey(wireId: number): string {
-  return `request:${wireId}`
-}
-
-/** The wire ID of a stored request stream's key, if `key` is one. */
-function wireIdOfKey(key: string): number | undefined {
-  const wireId = Number(key.slice('request:'.length))
-  return key.startsWith('request:') && Number.isSafeInteger(wireId) ? wireId : undefined
-}
-
-function describeStream(stream: Stream): string {
-  return stream.kind === 'standalone' ? 'the standalone GET stream' : `the response stream of request ${stream.requestId}`
 }
 
 function asError(error: unknown): Error {
