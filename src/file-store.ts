@@ -186,9 +186,10 @@ export class FileStore implements ResumptionStore {
         this.#directoryReady = true
         await this.#sweep()
       }
-      // A hold not refreshed for this long (the process was suspended, or its event loop blocked) may have been
-      // broken as stale by another writer: it is given up (its lock removed only if still ours) and taken again.
-      if (hold !== undefined && Date.now() - hold.freshAt > this.#staleLockMs / 2) {
+      // Kept young, a held lock is at most about half of staleLockMs old. Older, the process was suspended or its
+      // event loop blocked, and another writer may have broken it as stale: it is given up (removed only if still
+      // ours) and taken again.
+      if (hold !== undefined && Date.now() - hold.freshAt > (this.#staleLockMs * 3) / 4) {
         const suspect = hold
         hold = undefined
         await suspect.release()
