@@ -1,6 +1,6 @@
 /// <reference types="node" />
 import {randomBytes} from 'node:crypto'
-import {closeSync, fdatasync, openSync, readFileSync, renameSync, unlinkSync, writeSync} from 'node:fs'
+import {closeSync, fdatasync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
 import {link, mkdir, open, readdir, readFile, stat, unlink, utimes, writeFile, type FileHandle} from 'node:fs/promises'
 import {hostname} from 'node:os'
 import {basename, dirname, join, resolve} from 'node:path'
@@ -306,7 +306,8 @@ export class FileStore implements ResumptionStore {
     const temp = `${this.#path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
     const fd = openSync(temp, 'wx', 0o600)
     try {
-      writeSync(fd, text)
+      // Given a descriptor, writeFileSync writes until every byte is written; writeSync may stop short.
+      writeFileSync(fd, text)
       // On disk before the rename: otherwise a power loss could leave the renamed file empty.
       await flushToDisk(fd)
     } catch (error) {
