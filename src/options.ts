@@ -41,7 +41,7 @@ export interface ResumableHTTPClientTransportOptions {
   onEvent?: ((event: TransportEvent) => void) | undefined
   /**
    * `strict`: the cursor of an event is in the store before the event reaches the Client, so a crash can
-   * neither skip an event nor deliver one twice (one store write per network chunk, coalesced).
+   * neither skip an event nor deliver one twice (one store write per batch of events read meanwhile, coalesced).
    * `relaxed`: cursors are stored in the background; after a crash the last events before it may be
    * delivered again (they are then new to the new process's Client). Faster on a slow store.
    * @defaultValue 'strict'

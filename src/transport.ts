@@ -312,11 +312,16 @@ export class ResumableHTTPClientTransport implements Transport {
   #adoptSession(sessionId: string, initializeResult: JsonValue): void {
     this.#sessionId = sessionId
     this.#initializeResult = initializeResult
-    this.#reservedWireIds = this.#nextWireId + wireIdBlock
     this.#metrics.newSessions++
     this.#emit({type: 'session-started', sessionId})
+    this.#track(this.#reserveWireIds(this.#nextWireId))
+  }
+
+  /** Reserves the block of wire IDs that starts at `from`, in the store, before any of them is used. */
+  #reserveWireIds(from: number): Promise<void> {
+    this.#reservedWireIds = from + wireIdBlock
     this.#reservation = this.#records.saveSession(this.#sessionRecord())
-    this.#track(this.#reservation)
+    return this.#reservation
   }
 
   #sessionRecord(): SessionRecord {
@@ -331,10 +336,7 @@ export class ResumableHTTPClientTransport implements Transport {
   /** The next request ID for the wire; a block of them is reserved in the store before any is used. */
   async #nextRequestId(): Promise<number> {
     const wireId = this.#nextWireId++
-    if (this.#sessionId !== undefined && wireId >= this.#reservedWireIds) {
-      this.#reservedWireIds = wireId + wireIdBlock
-      this.#reservation = this.#records.saveSession(this.#sessionRecord())
-    }
+    if (this.#sessionId !== undefined && wireId >= this.#reservedWireIds) void this.#reserveWireIds(wireId)
     await this.#reservation
     return wireId
   }
@@ -502,9 +504,7 @@ export class ResumableHTTPClientTransport implements Transport {
         // [SDK interop] the SDK's example InMemoryEventStore answers a Last-Event-ID it does not know with 200 and
         // a stream that never carries anything: waiting longer would hang the request for ever.
         const why = `the server sent nothing for ${this.#options.resumeTimeoutMs} ms after resuming from Last-Event-ID ${JSON.stringify(lastEventId)}`
-        this.#settle(stream, new TransportError('outcome-unknown', `${describeStream(stream)}: ${why}; the request was not sent again`))
-        this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'silent'})
-        return 'done'
+        return this.#endStream(stream, 'silent', `${describeStream(stream)}: ${why}; the request was not sent again`)
       }
       if (progressed) return 'again'
       throw new TransportError('network', `${describeStream(stream)} closed before any new event`)
@@ -532,20 +532,23 @@ export class ResumableHTTPClientTransport implements Transport {
       }
       case 'no-stream':
         if (stream.kind === 'standalone') this.#standaloneOffered = false
-        this.#settle(stream, new TransportError('outcome-unknown', `${describeStream(stream)} cannot be resumed: the server offers no GET stream (HTTP ${response.status})`, {status: response.status}))
-        this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'not-offered'})
-        return 'done'
+        return this.#endStream(stream, 'not-offered', `${describeStream(stream)} cannot be resumed: the server offers no GET stream (HTTP ${response.status})`, response.status)
       case 'ended':
-        this.#settle(stream, new TransportError('outcome-unknown', `The server ended ${describeStream(stream)} before answering (HTTP ${response.status})`, {status: response.status}))
-        this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: 'ended-by-server'})
-        return 'done'
+        return this.#endStream(stream, 'ended-by-server', `The server ended ${describeStream(stream)} before answering (HTTP ${response.status})`, response.status)
     }
+  }
+
+  /** Ends `stream` for good: its request, if it carries one, is settled `outcome-unknown` saying `why`. */
+  #endStream(stream: Stream, reason: 'silent' | 'not-offered' | 'ended-by-server', why: string, status?: number): 'done' {
+    this.#settle(stream, new TransportError('outcome-unknown', why, status === undefined ? {} : {status}))
+    this.#emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason})
+    return 'done'
   }
 
   /**
    * Reads one connection of `stream`. Each batch of events: cursor moved, cursor stored, then its messages
-   * delivered. The store write of a batch overlaps the delivery of the batch before it, and delivery never
-   * overtakes the write that covers it. Stops at its request's answer. A broken connection is not an error
+   * delivered. The store write of a batch overlaps its own parsing and the delivery of the batch before it, and
+   * delivery never overtakes the write that covers it. Stops at its request's answer. A broken connection is not an error
    * here: the result says whether it completed the stream and whether it made progress.
    */
   async #consume(connection: Connection, body: ReadableStream<Uint8Array>): Promise<{completed: boolean; progressed: boolean; silent: boolean}> {
@@ -617,7 +620,7 @@ export class ResumableHTTPClientTransport implements Transport {
       writes.push(this.#saveCursors())
       // A microtask lets the store start its write before the parse, the costly part, takes the thread: the
       // FileStore's flush to disk then runs alongside it.
-      await Promise.resolve()
+      await nextTurn()
     }
     const messages: JSONRPCMessage[] = []
     for (const text of data) this.#parseInto(messages, text)

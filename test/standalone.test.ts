@@ -36,6 +36,14 @@ function scriptGets(script: (() => Response | Promise<Response>)[]): SeenGet[] {
   return gets
 }
 
+/** The standalone stream was re-attached once, as a session resumption: with the session ID, without a cursor. */
+function expectOneReattach({events, transport}: Pick<Harness, 'events' | 'transport'>): void {
+  expect(eventsOf(events, 'reconnect')).toMatchObject([
+    {stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
+  ])
+  expect(transport.metrics.sessionResumptions).toBe(1)
+}
+
 /** Connects under fake timers (setTimeout only: the network still runs) and waits for the GETs `seen` to be 1. */
 async function connectFaked(options: ResumableHTTPClientTransportOptions, seen: SeenGet[]): Promise<Harness> {
   vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
@@ -115,10 +123,7 @@ describe('D: the standalone GET stream', () => {
       {sessionId: 'session-1', lastEventId: undefined},
       {sessionId: 'session-1', lastEventId: undefined},
     ])
-    expect(eventsOf(events, 'reconnect')).toMatchObject([
-      {stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
-    ])
-    expect(transport.metrics.sessionResumptions).toBe(1)
+    expectOneReattach({events, transport})
     await client.close()
   })
 
@@ -129,10 +134,7 @@ describe('D: the standalone GET stream', () => {
     await until(() => gets.length === 2)
 
     expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: undefined})
-    expect(eventsOf(events, 'reconnect')).toMatchObject([
-      {stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
-    ])
-    expect(transport.metrics.sessionResumptions).toBe(1)
+    expectOneReattach({events, transport})
     await client.close()
   })
 
