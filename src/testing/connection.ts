@@ -108,8 +108,8 @@ export class Connection {
 }
 
 /**
- * A response streaming `replay` first, then whatever `stream` emits while this connection is its reader.
- * `cut` (a fault) ends the connection after that many events.
+ * A response streaming `replay` first, then whatever `stream` emits while this connection is its reader; it
+ * ends after the replay when `stream` is finished already. `cut` (a fault) ends it after that many events.
  */
 export function openStream(stream: EventStream, replay: readonly WireEvent[], cut: Cut | undefined): Response {
   let connection: Connection | undefined
@@ -123,6 +123,7 @@ export function openStream(stream: EventStream, replay: readonly WireEvent[], cu
       stream.connection?.close()
       stream.connection = opened
       for (const event of replay) if (!stream.write(event, true)) return
+      if (stream.finished) opened.close()
     },
     cancel: () => {
       connection?.cancelled()

@@ -15,6 +15,13 @@ import type {EventStream, Session, StoredEvent} from './session.ts'
  */
 export type ServerMode = 'correct' | 'cursor-per-session' | 'global-log'
 
+const modes: readonly ServerMode[] = ['correct', 'cursor-per-session', 'global-log']
+
+/** Throws a TypeError naming `what` unless `mode` is a {@link ServerMode}. */
+export function checkMode(mode: ServerMode, what: string): void {
+  if (!modes.includes(mode)) throw new TypeError(`${what} must be one of ${modes.join(', ')}`)
+}
+
 /** What a GET with `Last-Event-ID` resumes: the stream new events of which go to the new connection, and the replay. */
 export interface Resumption {
   stream: EventStream
@@ -22,8 +29,8 @@ export interface Resumption {
 }
 
 /** The ID of the next event of `stream`. */
-export function nextEventId(mode: ServerMode, session: Session, stream: EventStream): string {
-  const n = ++session.nextEvent
+export function nextEventId(mode: ServerMode, stream: EventStream): string {
+  const n = ++stream.session.nextEvent
   // [spec 2025-11-25 transports] event IDs SHOULD encode the stream; the faulty server keeps a bare counter.
   return mode === 'cursor-per-session' ? String(n) : `${stream.id}_${n}`
 }

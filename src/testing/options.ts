@@ -1,5 +1,5 @@
-import type {ServerMode} from './modes.ts'
-import {supportedProtocolVersions} from './protocol.ts'
+import {checkMode, type ServerMode} from './modes.ts'
+import {isSupportedVersion, supportedProtocolVersions} from './protocol.ts'
 
 export interface ReferenceServerOptions {
   /**
@@ -79,16 +79,14 @@ export interface ResolvedServerOptions {
   serverInfo: {name: string; version: string}
 }
 
-const modes: readonly ServerMode[] = ['correct', 'cursor-per-session', 'global-log']
-
 export function resolveServerOptions(options: ReferenceServerOptions = {}): ResolvedServerOptions {
   const {protocolVersion, retryMs, sessionIdleMs = Number.POSITIVE_INFINITY, mode = 'correct'} = options
-  if (protocolVersion !== undefined && !(supportedProtocolVersions as readonly string[]).includes(protocolVersion)) {
+  if (protocolVersion !== undefined && !isSupportedVersion(protocolVersion)) {
     throw new TypeError(`options.protocolVersion must be one of ${supportedProtocolVersions.join(', ')}`)
   }
   if (retryMs !== undefined && !(Number.isInteger(retryMs) && retryMs >= 0)) throw new TypeError('options.retryMs must be a whole number of ms')
   if (!(sessionIdleMs > 0)) throw new TypeError('options.sessionIdleMs must be more than 0')
-  if (!modes.includes(mode)) throw new TypeError(`options.mode must be one of ${modes.join(', ')}`)
+  checkMode(mode, 'options.mode')
   return {
     protocolVersion,
     sessions: options.sessions ?? true,
@@ -104,4 +102,3 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
   }
 }
 
-export {modes}

@@ -2,15 +2,25 @@
  * What the reference server puts on the wire besides events: the versions it speaks, and each refusal with
  * its HTTP status and JSON-RPC error code.
  */
+import {isJsonRpcId, type JsonRpcId} from '../jsonrpc.ts'
 
 /** A JSON-RPC message as the reference server reads and writes it. */
 export type JsonObject = Record<string, unknown>
 
 /** A JSON-RPC request ID. */
-export type RequestId = string | number
+export type RequestId = JsonRpcId
 
 /** The protocol revisions the reference server speaks, oldest first. */
 export const supportedProtocolVersions = ['2025-03-26', '2025-06-18', '2025-11-25'] as const
+
+/** Resolves after `ms` (at once when it is 0 or less). */
+export function wait(ms: number): Promise<void> {
+  return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+export function isSupportedVersion(version: string): boolean {
+  return (supportedProtocolVersions as readonly string[]).includes(version)
+}
 
 /** One kind of refusal: the HTTP status and the JSON-RPC error it carries. */
 export interface Refusal {
@@ -58,14 +68,10 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-export function isRequestId(value: unknown): value is RequestId {
-  return typeof value === 'string' || typeof value === 'number'
-}
-
 /** A request has a method and an ID; a notification a method only; a response an ID only. */
 export function kindOf(message: JsonObject): 'request' | 'notification' | 'response' | 'invalid' {
   const hasMethod = typeof message['method'] === 'string'
-  const hasId = isRequestId(message['id'])
+  const hasId = isJsonRpcId(message['id'])
   if (message['jsonrpc'] !== '2.0') return 'invalid'
   if (hasMethod) return hasId ? 'request' : 'notification'
   return hasId && ('result' in message || 'error' in message) ? 'response' : 'invalid'

@@ -16,11 +16,12 @@ import {
   type SessionView,
   type StreamView,
 } from './instrumentation.ts'
-import {findResumption, nextEventId, reemitsOnAttach, type ServerMode} from './modes.ts'
-import {modes, resolveServerOptions, type ReferenceServerOptions, type ResolvedServerOptions} from './options.ts'
+import {checkMode, findResumption, nextEventId, reemitsOnAttach, type ServerMode} from './modes.ts'
+import {resolveServerOptions, type ReferenceServerOptions, type ResolvedServerOptions} from './options.ts'
 import {
   errorCodes,
   isObject,
+  isSupportedVersion,
   kindOf,
   readRequest,
   refusals,
@@ -30,10 +31,10 @@ import {
   type Incoming,
   type JsonObject,
   type RequestId,
+  wait,
 } from './protocol.ts'
 import {EventStream, Session, type StoredEvent} from './session.ts'
 
-const supported: readonly string[] = supportedProtocolVersions
 const latestVersion = supportedProtocolVersions[supportedProtocolVersions.length - 1]!
 
 /** Creates a reference server; serve it with the msw adapter or `listen` from `mcp-resumable-http/testing/node`. */
@@ -98,7 +99,7 @@ export class ReferenceServer {
   }
 
   set mode(mode: ServerMode) {
-    if (!modes.includes(mode)) throw new TypeError(`mode must be one of ${modes.join(', ')}`)
+    checkMode(mode, 'mode')
     this.#mode = mode
   }
 
@@ -143,7 +144,7 @@ export class ReferenceServer {
     }
     this.log.push(entry)
     const delay = this.#take.delay(incoming.method, rpcMethod)
-    if (delay !== undefined) await new Promise((resolve) => setTimeout(resolve, delay.ms))
+    if (delay !== undefined) await wait(delay.ms)
     const response = await this.#route(incoming, rpcMethod)
     entry.status = response.status
     return response
@@ -160,7 +161,7 @@ export class ReferenceServer {
     }
     // [spec 2025-06-18 transports, protocol version header] an invalid or unsupported version MUST get 400;
     // without the header the server assumes 2025-03-26.
-    if (incoming.protocolVersion !== undefined && !supported.includes(incoming.protocolVersion)) {
+    if (incoming.protocolVersion !== undefined && !isSupportedVersion(incoming.protocolVersion)) {
       return refuse(refusals.unsupportedVersion, incoming.protocolVersion)
     }
     // [spec transports, listening for messages] a server that offers no GET stream MUST answer 405.
@@ -201,7 +202,7 @@ export class ReferenceServer {
     const params = isObject(request['params']) ? request['params'] : {}
     const asked = params['protocolVersion']
     // [spec lifecycle, version negotiation] the client's version if supported, otherwise the server's latest.
-    const version = this.#options.protocolVersion ?? (typeof asked === 'string' && supported.includes(asked) ? asked : latestVersion)
+    const version = this.#options.protocolVersion ?? (typeof asked === 'string' && isSupportedVersion(asked) ? asked : latestVersion)
     const id = this.#options.sessions ? (this.#options.sessionIds[this.#sessionCount] ?? `session-${this.#sessionCount + 1}`) : undefined
     this.#sessionCount++
     const session = new Session(id, version, Date.now())
@@ -224,7 +225,7 @@ export class ReferenceServer {
     if (this.#options.json) {
       // Notifications and server requests of the call go to the standalone stream, as they cannot ride a JSON body.
       const send = (message: JsonObject): void => {
-        if (session.latestStandalone !== undefined) this.#emit(session, session.latestStandalone, message)
+        if (session.latestStandalone !== undefined) this.#emit(session.latestStandalone, message)
       }
       const answers = await Promise.all(requests.map((request) => this.#execute(session, request, send, session.latestStandalone)))
       return Response.json(batch ? answers : answers[0])
@@ -237,11 +238,11 @@ export class ReferenceServer {
     // [spec 2025-11-25 transports] the server SHOULD at once send an event with an ID and empty data (priming).
     if (this.#options.priming ?? session.protocolVersion >= '2025-11-25') {
       if (this.#options.retryMs !== undefined) stream.connection?.raw(`retry: ${this.#options.retryMs}\n`)
-      this.#emitData(session, stream, '')
+      this.#emitData(stream, '')
     }
-    if (corruption?.kind === 'json') this.#emitData(session, stream, '{not json')
+    if (corruption?.kind === 'json') this.#emitData(stream, '{not json')
     const send = (message: JsonObject): void => {
-      this.#emit(session, stream, message)
+      this.#emit(stream, message)
     }
     const run = async (request: JsonObject): Promise<void> => {
       send(await this.#execute(session, request, send, stream))
@@ -269,9 +270,7 @@ export class ReferenceServer {
       this.counters.refusedResumptions++
       return refuse(refusals.resumptionRefused, `${lastEventId} is not an event of a stream of session ${String(session.id)}`)
     }
-    const response = openStream(resumption.stream, resumption.replay, this.#take.cut('GET'))
-    if (resumption.stream.finished) resumption.stream.connection?.close()
-    return response
+    return openStream(resumption.stream, resumption.replay, this.#take.cut('GET'))
   }
 
   /** [design note] on any new stream attached without `Last-Event-ID`: every pending request again, or cancelled. */
@@ -280,13 +279,13 @@ export class ReferenceServer {
     for (const [id, pending] of session.pending) {
       if (this.#options.pendingOnAttach === 're-emit') {
         this.counters.reemittedRequests++
-        this.#emit(session, stream, pending.message)
+        this.#emit(stream, pending.message)
         continue
       }
       session.pending.delete(id)
       this.counters.cancelledRequests++
       const reason = 'the stream that carried it was lost'
-      this.#emit(session, stream, {jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: id, reason}})
+      this.#emit(stream, {jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: id, reason}})
       pending.resolve({jsonrpc: '2.0', id, error: {code: errorCodes.requestCancelled, message: `Request cancelled: ${reason}`}})
     }
   }
@@ -297,15 +296,15 @@ export class ReferenceServer {
     return stream
   }
 
-  #emit(session: Session, stream: EventStream, message: JsonObject): void {
-    this.#emitData(session, stream, JSON.stringify(message))
+  #emit(stream: EventStream, message: JsonObject): void {
+    this.#emitData(stream, JSON.stringify(message))
   }
 
   /** Buffers an event on its stream, in its session's log and in the global log, then writes it if read. */
-  #emitData(session: Session, stream: EventStream, data: string): void {
-    const event: StoredEvent = {id: nextEventId(this.#mode, session, stream), data, stream}
+  #emitData(stream: EventStream, data: string): void {
+    const event: StoredEvent = {id: nextEventId(this.#mode, stream), data, stream}
     stream.events.push(event)
-    session.log.push(event)
+    stream.session.log.push(event)
     this.#global.push(event)
     stream.write(event, false)
   }

@@ -1,7 +1,7 @@
 /**
  * The reference server's built-in tools: each one exercises one thing a client transport must survive.
  */
-import type {JsonObject} from './protocol.ts'
+import {wait, type JsonObject} from './protocol.ts'
 
 /** What a tool can do while it runs. */
 export interface ToolContext {
@@ -23,7 +23,6 @@ type Tool = (context: ToolContext) => Promise<ToolResult>
 
 const text = (value: string): ToolResult => ({content: [{type: 'text', text: value}]})
 
-const delay = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms)))
 
 const numberArg = (args: JsonObject, name: string, fallback: number): number => {
   const value = args[name]
@@ -50,7 +49,7 @@ const tools: Record<string, Tool> = {
   slow: async (context) => {
     const steps = numberArg(context.args, 'steps', 3)
     for (let step = 1; step <= steps; step++) {
-      await delay(numberArg(context.args, 'delayMs', 0))
+      await wait(numberArg(context.args, 'delayMs', 0))
       context.progress(step, steps)
     }
     return text(`done after ${steps} steps`)
