@@ -11,7 +11,7 @@ import {join} from 'node:path'
 import {ResumableHTTPClientTransport} from '../dist/index.js'
 import {FileStore} from '../dist/node.js'
 
-export const protocolVersion = '2025-11-25'
+const protocolVersion = '2025-11-25'
 
 const initializeParams = {
   protocolVersion,
@@ -54,9 +54,6 @@ async function transportDriver(name, transport) {
     name,
     transport,
     errors,
-    get notifications() {
-      return notifications
-    },
     async stream(count) {
       const before = notifications
       const start = performance.now()
@@ -104,20 +101,22 @@ export async function createSdk(url) {
   return driver
 }
 
+/** A POST as a bare client sends it: the protocol's headers and nothing else. */
+function postMessage(url, body, sessionId) {
+  const headers = {accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': protocolVersion}
+  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId
+  return fetch(url, {method: 'POST', headers, body: JSON.stringify(body)})
+}
+
+function streamCall(id, count) {
+  return {jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'stream', arguments: {count}}}
+}
+
 /** fetch + TextDecoder + eventsource-parser + JSON.parse: the floor under any client. */
 export async function createRaw(url) {
   let nextId = 1
   let sessionId
-  const headers = () => {
-    const h = {
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': protocolVersion,
-    }
-    if (sessionId !== undefined) h['mcp-session-id'] = sessionId
-    return h
-  }
-  const post = (body) => fetch(url, {method: 'POST', headers: headers(), body: JSON.stringify(body)})
+  const post = (body) => postMessage(url, body, sessionId)
 
   const init = await post({jsonrpc: '2.0', id: nextId++, method: 'initialize', params: initializeParams})
   sessionId = init.headers.get('mcp-session-id') ?? undefined
@@ -131,7 +130,7 @@ export async function createRaw(url) {
     async stream(count) {
       const id = nextId++
       const start = performance.now()
-      const response = await post({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'stream', arguments: {count}}})
+      const response = await post(streamCall(id, count))
       let events = 0
       let answered = false
       const parser = createParser({
@@ -172,16 +171,7 @@ export async function createWire(url) {
     errors: [],
     async stream(count) {
       const start = performance.now()
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          accept: 'application/json, text/event-stream',
-          'content-type': 'application/json',
-          'mcp-session-id': 'bench-session',
-          'mcp-protocol-version': protocolVersion,
-        },
-        body: JSON.stringify({jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: {name: 'stream', arguments: {count}}}),
-      })
+      const response = await postMessage(url, streamCall(nextId++, count), 'bench-session')
       let bytes = 0
       const reader = response.body.getReader()
       for (;;) {

@@ -144,16 +144,13 @@ async function streamSection(clients, config, missed) {
   for (const name of Object.keys(perClient)) perClient[name] = perClient[name].map((r) => r.rate)
   const medians = Object.fromEntries(Object.entries(perClient).map(([name, rates]) => [name, median(rates)]))
   const ratios = {}
-  if (medians.ours && medians.raw) ratios['ours/raw'] = medians.ours / medians.raw
-  if (medians.sdk && medians.raw) ratios['sdk/raw'] = medians.sdk / medians.raw
-  if (medians.ours && medians.sdk) ratios['ours/sdk'] = medians.ours / medians.sdk
-  if (medians['ours+file'] && medians.ours) ratios['ours+file/ours'] = medians['ours+file'] / medians.ours
   // Paired: the ratio within each round, then its median (less sensitive to a slow round).
   const paired = {}
-  if (perClient.ours && perClient.raw) paired['ours/raw'] = median(perClient.ours.map((r, i) => r / perClient.raw[i]))
-  if (perClient.sdk && perClient.raw) paired['sdk/raw'] = median(perClient.sdk.map((r, i) => r / perClient.raw[i]))
-  if (perClient.ours && perClient.sdk) paired['ours/sdk'] = median(perClient.ours.map((r, i) => r / perClient.sdk[i]))
-  if (perClient['ours+file'] && perClient.ours) paired['ours+file/ours'] = median(perClient['ours+file'].map((r, i) => r / perClient.ours[i]))
+  for (const [a, b] of [['ours', 'raw'], ['sdk', 'raw'], ['ours', 'sdk'], ['ours+file', 'ours']]) {
+    if (!perClient[a] || !perClient[b]) continue
+    ratios[`${a}/${b}`] = medians[a] / medians[b]
+    paired[`${a}/${b}`] = median(perClient[a].map((r, i) => r / perClient[b][i]))
+  }
   // Persistence (a FileStore, cursors stored before delivery) may cost at most 20% of throughput.
   const target = {'ours/raw': 0.8, 'ours+file/ours': 0.8}
   for (const [ratio, floor] of Object.entries(target)) {
@@ -175,7 +172,6 @@ async function streamSection(clients, config, missed) {
 
 async function echoSection(clients, config, missed) {
   const n = config.echoRequests
-  clients = clients.filter((c) => c.name !== 'wire')
   console.log(`request round trip: ${n} sequential tools/call echo per client, 1 warm-up + ${config.rounds} rounds`)
   const perClient = await interleaved(clients, config.rounds, async (client, round) => {
     const latencies = new Array(n)
@@ -195,12 +191,9 @@ async function echoSection(clients, config, missed) {
     )
     return result
   })
-  const summary = mapValues(perClient, (rounds) => ({
-    medianMs: round(median(rounds.map((r) => r.medianMs)), 4),
-    meanMs: round(median(rounds.map((r) => r.meanMs)), 4),
-    p99Ms: round(median(rounds.map((r) => r.p99Ms)), 4),
-    cpuMs: round(median(rounds.map((r) => r.cpuMs)), 4),
-  }))
+  const summary = mapValues(perClient, (rounds) =>
+    Object.fromEntries(['medianMs', 'meanMs', 'p99Ms', 'cpuMs'].map((key) => [key, round(median(rounds.map((r) => r[key])), 4)])),
+  )
   const ratios = {}
   if (summary.ours && summary.sdk) {
     ratios['ours/sdk median'] = round(summary.ours.medianMs / summary.sdk.medianMs, 3)

@@ -53,7 +53,7 @@ function* chunksOf(count) {
   if (built !== undefined) cache.set(count, built)
 }
 
-async function writeStream(req, res, id, count) {
+async function writeStream(res, id, count) {
   let closed = false
   res.on('close', () => (closed = true))
   res.writeHead(200, {
@@ -117,7 +117,7 @@ function handlePost(req, res, text) {
     case 'tools/call':
       if (params?.name === 'stream') {
         const count = Number(params.arguments?.count ?? 0)
-        writeStream(req, res, id, count).catch((error) => {
+        writeStream(res, id, count).catch((error) => {
           console.error('bench server: stream failed', error)
           res.destroy()
         })
@@ -144,7 +144,6 @@ const server = http.createServer({keepAliveTimeout: 60_000}, (req, res) => {
   req.on('data', (part) => (text += part))
   req.on('end', () => handlePost(req, res, text))
 })
-server.keepAliveTimeout = 60_000
 
 server.listen(0, '127.0.0.1', () => {
   const {port} = server.address()

@@ -3,12 +3,14 @@
  * drop the demo causes without touching the server), client processes, and waiting.
  */
 import {spawn} from 'node:child_process'
-import {readFile} from 'node:fs/promises'
+import {mkdtemp, readFile, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 import {createInterface} from 'node:readline'
 import {fileURLToPath} from 'node:url'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
-import {isTransportError, ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
+import {ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
 import type {AgentLine} from './agent.ts'
 import {dim, green, say, type Narrator} from './output.ts'
 
@@ -35,9 +37,9 @@ export interface ConnectOptions {
 export async function connect(url: string, narrator: Narrator, options: ConnectOptions = {}): Promise<DemoClient> {
   const {label = '', answer = true} = options
   const transport = new ResumableHTTPClientTransport(new URL(url), {
-    ...(options.sessionId === undefined ? {} : {sessionId: options.sessionId}),
-    ...(options.store === undefined ? {} : {store: options.store}),
-    ...(options.fetch === undefined ? {} : {fetch: options.fetch}),
+    sessionId: options.sessionId,
+    store: options.store,
+    fetch: options.fetch,
     reconnect: {minDelayMs: 50, maxDelayMs: 500},
     onEvent: narrator.listener(label),
   })
@@ -59,12 +61,6 @@ export async function connect(url: string, narrator: Narrator, options: ConnectO
   })
   await client.connect(transport)
   return demo
-}
-
-/** The TransportError code a call failed with: thrown by `send`, or carried by the JSON-RPC error that settled it. */
-export function codeOf(error: unknown): string | undefined {
-  if (isTransportError(error)) return error.code
-  return (error as {data?: {code?: string}} | undefined)?.data?.code
 }
 
 /**
@@ -156,6 +152,29 @@ export function startAgent(label: string, args: string[], narrator: Narrator, on
   return {pid: child.pid ?? 0, lines, exited, kill: () => child.kill('SIGKILL')}
 }
 
+/**
+ * Runs `scene` with a store file in a new temporary directory, and the agents it starts: every one of them is
+ * killed, and the directory removed, when it ends.
+ */
+export async function withStoreFile(scene: (file: string, agents: Agent[]) => Promise<void>): Promise<void> {
+  const directory = await mkdtemp(join(tmpdir(), 'mcp-resumable-http-demo-'))
+  const agents: Agent[] = []
+  try {
+    await scene(join(directory, 'session.json'), agents)
+  } finally {
+    for (const agent of agents) agent.kill()
+    await rm(directory, {recursive: true, force: true})
+  }
+}
+
+/** Waits for `agent` to be done or to fail; when done, its final counters join the summary under `label`. */
+export async function agentDone(agent: Agent, label: string, narrator: Narrator, ms: number): Promise<AgentLine['done']> {
+  await until(() => agent.lines.some((line) => line.done !== undefined || line.error !== undefined), ms, `process ${label}`)
+  const done = agent.lines.find((line) => line.done !== undefined)?.done
+  if (done !== undefined) narrator.track(label, () => done.metrics)
+  return done
+}
+
 /** What a FileStore file holds for the one server in it: the session ID and each stream's cursor. */
 export async function readStoreFile(file: string): Promise<{sessionId: string | undefined; cursors: [string, string][]}> {
   const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, {sessionId?: string; entries?: Record<string, {lastEventId: string}>}>
@@ -179,4 +198,3 @@ export async function until(predicate: () => boolean, ms = 5000, what = 'conditi
   }
 }
 
-export const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))

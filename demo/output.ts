@@ -5,6 +5,7 @@
 import type {TransportEvent, TransportMetrics} from '../src/index.ts'
 import {zeroMetrics} from '../src/events.ts'
 import type {ReferenceServer} from '../src/testing/node.ts'
+import {closedByTransport, messageOf, resultText} from './wording.ts'
 
 const color = process.stdout.isTTY && process.env['NO_COLOR'] === undefined
 type Paint = (text: string) => string
@@ -99,7 +100,7 @@ export class Narrator {
       }
       case 'reconnect-failed':
         // Closing the transport ends its streams' attempts: nothing failed.
-        if (messageOf(event.error) === 'The transport was closed') break
+        if (closedByTransport(event.error)) break
         // attempt 0: a connection that broke while being read; later ones: a reconnect that failed.
         if (event.attempt === 0) say(`${who}${red('✂')} ${streamName(event.stream, event.requestId)} broke ${dim(`(${messageOf(event.error)})`)}`)
         else say(`${who}${dim(`· attempt ${event.attempt} failed: ${messageOf(event.error)}`)}`)
@@ -185,7 +186,7 @@ export class Narrator {
 }
 
 /** What the reference server counted: events replayed (live sessions), pending requests re-emitted, cursors refused. */
-export function serverCounters(server: ReferenceServer): {replayed: number; reemitted: number; refused: number} {
+function serverCounters(server: ReferenceServer): {replayed: number; reemitted: number; refused: number} {
   const replayed = server.sessions().reduce((sum, session) => sum + session.streams.reduce((total, stream) => total + stream.replayed, 0), 0)
   return {replayed, reemitted: server.counters.reemittedRequests, refused: server.counters.refusedResumptions}
 }
@@ -193,19 +194,6 @@ export function serverCounters(server: ReferenceServer): {replayed: number; reem
 export function executionsText(executions: Record<string, number>): string {
   const entries = Object.entries(executions)
   return entries.length === 0 ? 'none' : entries.map(([tool, count]) => `${tool}×${count}`).join(' ')
-}
-
-/** An error's message; a client process sends errors as their message. */
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
-
-/** The text of a tool result (a `callTool` result, or the JSON-RPC response carrying one), or of its error. */
-export function resultText(message: unknown): string {
-  const response = message as {result?: {content?: {text?: string}[]}; content?: {text?: string}[]; error?: {message?: string}}
-  if (response.error !== undefined) return `error: ${response.error.message ?? '?'}`
-  const content = response.result?.content ?? response.content
-  return content?.map((item) => item.text ?? '').join(' ') ?? JSON.stringify(message)
 }
 
 /** A plain-text table: column widths from the content, colour applied after padding. */

@@ -3,11 +3,9 @@
  * connection cuts are made on the client's side (see {@link cuttableFetch}); the server's own counters are
  * unknown, so only the client's are shown.
  */
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
-import {codeOf, connect, cuttableFetch, readStoreFile, sayStored, startAgent, until, type Agent} from './client.ts'
-import {dim, red, resultText, say, type Narrator} from './output.ts'
+import {agentDone, connect, cuttableFetch, readStoreFile, sayStored, startAgent, until, withStoreFile} from './client.ts'
+import {dim, red, say, type Narrator} from './output.ts'
+import {codeOf, resultText} from './wording.ts'
 
 export interface Tool {
   name: string
@@ -81,10 +79,7 @@ export const remoteScenes: RemoteScene[] = [
     title: 'The client process is killed mid-call and restarts on its FileStore → stream resumption across processes',
     run: async ({url, narrator: n, tool}) => {
       const {name, args} = needTool(tool)
-      const directory = await mkdtemp(join(tmpdir(), 'mcp-resumable-http-demo-'))
-      const file = join(directory, 'session.json')
-      const agents: Agent[] = []
-      try {
+      await withStoreFile(async (file, agents) => {
         const progressA: number[] = []
         say(`process A: new FileStore('session.json'); tools/call ${describe({name, args})}`)
         const a = startAgent('A│', ['call', url, file, name, JSON.stringify(args)], n, (line) => {
@@ -106,20 +101,15 @@ export const remoteScenes: RemoteScene[] = [
         say('process B starts on the same file, and calls nothing')
         const b = startAgent('B│', ['resume', url, file, name, '{}', resumable ? '20000' : '500'], n)
         agents.push(b)
-        await until(() => b.lines.some((line) => line.done !== undefined || line.error !== undefined), 25_000, 'process B')
+        const done = await agentDone(b, 'B│', n, 25_000)
         const connected = b.lines.find((line) => line.connected !== undefined)?.connected
-        const done = b.lines.find((line) => line.done !== undefined)?.done
-        if (done !== undefined) n.track('B│', () => done.metrics)
         const orphaned = n.takeOrphaned()
         if (orphaned > 0) say(`${dim('B│')} ${orphaned} notifications replayed for A's Client: not delivered to B's`)
         n.counters()
         const unmatched = b.lines.filter((line) => line.event?.type === 'unmatched-response')
         n.check(connected?.sessionId !== undefined && !connected.initialized, `B took session ${String(connected?.sessionId)} from the file: no second initialize`)
         n.check(unmatched.length <= 1 && done?.metrics.duplicatesDropped === 0, `nothing delivered twice; A's result ${unmatched.length === 1 ? 'arrived once, in B' : 'did not come back (the server did not resume the stream)'}`)
-      } finally {
-        for (const agent of agents) agent.kill()
-        await rm(directory, {recursive: true, force: true})
-      }
+      })
     },
   },
   {

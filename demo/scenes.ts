@@ -1,13 +1,11 @@
 /**
  * The story told against the reference server of `mcp-resumable-http/testing`, one fresh server per scene.
  */
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {createParser} from 'eventsource-parser'
 import type {Listening, ReferenceServer, ReferenceServerOptions} from '../src/testing/node.ts'
-import {codeOf, connect, readStoreFile, sayStored, startAgent, until, type Agent} from './client.ts'
-import {bold, dim, red, resultText, say, type Narrator} from './output.ts'
+import {agentDone, connect, readStoreFile, sayStored, startAgent, until, withStoreFile} from './client.ts'
+import {bold, dim, red, say, type Narrator} from './output.ts'
+import {codeOf, resultText} from './wording.ts'
 
 export interface ReferenceContext {
   url: string
@@ -57,11 +55,8 @@ export const referenceScenes: ReferenceScene[] = [
   {
     name: 'process restart',
     title: 'The client process is killed mid-call and restarts on its FileStore → stream resumption across processes',
-    run: async ({url, server, narrator: n}) => {
-      const directory = await mkdtemp(join(tmpdir(), 'mcp-resumable-http-demo-'))
-      const file = join(directory, 'session.json')
-      const agents: Agent[] = []
-      try {
+    run: ({url, server, narrator: n}) =>
+      withStoreFile(async (file, agents) => {
         const steps = 8
         const progressA: number[] = []
         say(`process A: new FileStore('session.json'); tools/call slow {steps: ${steps}, delayMs: 150}`)
@@ -87,9 +82,7 @@ export const referenceScenes: ReferenceScene[] = [
           say(`${dim('B│')} connected: session ${String(line.connected.sessionId)} from the file, ${line.connected.initialized ? 'initialized again' : 'no initialize'}`)
         })
         agents.push(b)
-        await until(() => b.lines.some((line) => line.done !== undefined || line.error !== undefined), 15_000, 'process B')
-        const done = b.lines.find((line) => line.done !== undefined)?.done
-        if (done !== undefined) n.track('B│', () => done.metrics)
+        const done = await agentDone(b, 'B│', n, 15_000)
         const orphaned = n.takeOrphaned()
         say(`${dim('B│')} ${orphaned} progress notifications replayed for A's Client: not delivered to B's, which never made that call`)
         n.counters()
@@ -105,11 +98,7 @@ export const referenceScenes: ReferenceScene[] = [
         n.check(unmatched.length === 1 && resultText(unmatched[0]!.message) === `done after ${steps} steps`, "A's result arrived once, in B, as an unmatched-response")
         n.check(progressA.length + orphaned === steps && done?.metrics.duplicatesDropped === 0, `no event twice: A got progress 1–${progressA.length}, the replay held the other ${orphaned} and the result`)
         n.check(posts(server, 'tools/call') === 1 && server.executions['slow'] === 1, 'tools/call POSTed once; the tool ran once on the server')
-      } finally {
-        for (const agent of agents) agent.kill()
-        await rm(directory, {recursive: true, force: true})
-      }
-    },
+      }),
   },
   {
     name: 'cursor lost',

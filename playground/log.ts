@@ -3,6 +3,7 @@
  * happened before it, next to what the reloaded page did.
  */
 import type {TransportEvent} from '../src/index.ts'
+import {closedByTransport, messageOf} from '../demo/wording.ts'
 import {byId, clock, h} from './dom.ts'
 
 export type Tone = 'info' | 'good' | 'warn' | 'bad' | 'fault' | 'muted'
@@ -106,10 +107,6 @@ export function laneOf(stream: 'standalone' | 'request', requestId: unknown): st
 
 const duplicateName = {event: 'event', response: 'response to request', 'server-request': 'server request', progress: 'progress of request'} as const
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
-
 /** One transport event as a timeline entry (undefined: not worth a line). */
 export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | 'text'> | undefined {
   switch (event.type) {
@@ -128,7 +125,7 @@ export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | '
         text: `↻ ${event.branch} · Last-Event-ID ${event.headers['last-event-id'] ?? '—'}`,
       }
     case 'reconnect-failed':
-      if (messageOf(event.error) === 'The transport was closed') return undefined
+      if (closedByTransport(event.error)) return undefined
       if (event.attempt === 0) return {lane: laneOf(event.stream, event.requestId), tone: 'fault', text: `✂ connection broke (${messageOf(event.error)})`}
       return {lane: laneOf(event.stream, event.requestId), tone: 'warn', text: `attempt ${event.attempt} failed: ${messageOf(event.error)}`}
     case 'cursor-rejected':

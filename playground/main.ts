@@ -5,7 +5,8 @@
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema, ElicitRequestSchema} from '@modelcontextprotocol/sdk/types.js'
-import {isTransportError, ResumableHTTPClientTransport, type TransportEvent} from '../src/index.ts'
+import {ResumableHTTPClientTransport, type TransportEvent} from '../src/index.ts'
+import {codeOf, resultText} from '../demo/wording.ts'
 import {IdbStore} from '../src/idb.ts'
 import {byId, h} from './dom.ts'
 import {clearLogs, decisions, describe, laneOf, timeline, type Tone} from './log.ts'
@@ -110,7 +111,7 @@ async function call(label: string, name: string, args: Record<string, unknown>):
     note('page', 'good', `${name} → "${entry.text}"`)
   } catch (error) {
     if (leaving) return
-    const code = isTransportError(error) ? error.code : (error as {data?: {code?: string}}).data?.code
+    const code = codeOf(error)
     entry.status = 'failed'
     entry.text = code === undefined ? String(error) : `${code}: not sent again`
     note('page', 'bad', `${name} failed: ${entry.text}`)
@@ -118,11 +119,6 @@ async function call(label: string, name: string, args: Record<string, unknown>):
   schedule()
 }
 
-function resultText(message: unknown): string {
-  const response = message as {result?: {content?: {text?: string}[]}; content?: {text?: string}[]; error?: {message?: string}}
-  if (response.error !== undefined) return `error: ${response.error.message ?? '?'}`
-  return (response.result?.content ?? response.content)?.map((item) => item.text ?? '').join(' ') ?? JSON.stringify(message)
-}
 
 async function post(path: string, body: object = {}): Promise<Record<string, unknown>> {
   const response = await fetch(path, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(body)})
@@ -203,10 +199,11 @@ async function poll(): Promise<void> {
     try {
       const response = await fetch(control.state, {cache: 'no-store'})
       serverState = (await response.json()) as PlaygroundState
-      schedule()
     } catch {
       // The playground server stopped: keep trying.
     }
+    // Also redraws the client's counters, whether the server answered or not.
+    schedule()
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
 }
@@ -238,7 +235,6 @@ async function main(): Promise<void> {
   showSession()
   note('page', 'good', transport.metrics.newSessions > 0 ? `connected: new session ${String(transport.sessionId)}` : `connected: session ${String(transport.sessionId)} resumed from IndexedDB, no initialize`)
   document.body.dataset['ready'] = 'true'
-  setInterval(schedule, 250)
 }
 
 main().catch((error: unknown) => {

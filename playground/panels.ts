@@ -1,6 +1,7 @@
 /** The panels redrawn from state: calls, counters (client and server), and the server's sessions and log. */
 import type {TransportMetrics} from '../src/index.ts'
 import {byId, fill, h} from './dom.ts'
+import {laneOf} from './log.ts'
 import type {PlaygroundState} from './state.ts'
 
 export interface Call {
@@ -105,7 +106,7 @@ export function renderServer(state: PlaygroundState | undefined): void {
               'tr',
               {'data-stream': stream.id},
               h('td', {}, stream.id),
-              h('td', {}, stream.kind === 'standalone' ? 'GET' : `req ${String(stream.requestId)}`),
+              h('td', {}, laneOf(stream.kind, stream.requestId)),
               h('td', {}, stream.events),
               h('td', {class: 'header'}, stream.lastEventId ?? '—'),
               h('td', {}, stream.sent),

@@ -1,0 +1,29 @@
+/**
+ * How the demo and the playground put results and errors into words. No Node built-in: the playground's page
+ * imports it too.
+ */
+import {isTransportError} from '../src/index.ts'
+
+/** The TransportError code a call failed with: thrown by `send`, or carried by the JSON-RPC error that settled it. */
+export function codeOf(error: unknown): string | undefined {
+  if (isTransportError(error)) return error.code
+  return (error as {data?: {code?: string}} | undefined)?.data?.code
+}
+
+/** An error's message; a client process sends errors as their message. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** True for the failure every stream reports when its transport closes: nothing went wrong. */
+export function closedByTransport(error: unknown): boolean {
+  return messageOf(error) === 'The transport was closed'
+}
+
+/** The text of a tool result (a `callTool` result, or the JSON-RPC response carrying one), or of its error. */
+export function resultText(message: unknown): string {
+  const response = message as {result?: {content?: {text?: string}[]}; content?: {text?: string}[]; error?: {message?: string}}
+  if (response.error !== undefined) return `error: ${response.error.message ?? '?'}`
+  const content = response.result?.content ?? response.content
+  return content?.map((item) => item.text ?? '').join(' ') ?? JSON.stringify(message)
+}
