@@ -1,5 +1,5 @@
 export {ResumableHTTPClientTransport} from './transport.ts'
-export {MemoryStore, type JsonValue, type ResumptionStore} from './store.ts'
+export {MemoryStore, type JsonValue, type ResumptionStore} from './persistence/store.ts'
 export {TransportError, isTransportError, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
 export type {FetchLike, ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'

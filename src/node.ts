@@ -2,4 +2,4 @@
  * `mcp-resumable-http/node`: what needs Node built-ins, kept out of the core so that it runs in browsers.
  * @packageDocumentation
  */
-export {FileStore, type FileStoreOptions} from './file-store.ts'
+export {FileStore, type FileStoreOptions} from './persistence/file-store.ts'

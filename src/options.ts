@@ -1,6 +1,6 @@
 import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './backoff.ts'
 import type {TransportEvent} from './events.ts'
-import {MemoryStore, type ResumptionStore} from './store.ts'
+import {MemoryStore, type ResumptionStore} from './persistence/store.ts'
 
 /** The part of `fetch` the transport uses; pass a wrapped one for auth, tracing or tests. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>

@@ -8,10 +8,10 @@ import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} fr
 import {Inbox} from './inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, responseIdOf, type JsonRpcId} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
-import {SessionRecords, type CursorRecord, type SessionRecord} from './records.ts'
-import {EventBatches, type SseBatch} from './sse.ts'
-import {createStream, describeStream, requestKey, watchSilence, wireIdOfKey, type Connection, type Stream, type StreamOutcome} from './stream.ts'
-import type {JsonValue} from './store.ts'
+import {SessionRecords, type CursorRecord, type SessionRecord} from './persistence/records.ts'
+import {EventBatches, type SseBatch} from './streams/event-batches.ts'
+import {createStream, describeStream, requestKey, watchSilence, wireIdOfKey, type Connection, type Stream, type StreamOutcome} from './streams/stream.ts'
+import type {JsonValue} from './persistence/store.ts'
 
 /** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
 const streamOver = new TransportError('aborted', 'The stream is over')

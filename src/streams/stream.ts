@@ -1,8 +1,8 @@
-import {RecentMap} from './bounded.ts'
-import type {ReconnectBranch} from './decision.ts'
-import {TransportError} from './errors.ts'
-import type {StreamKind} from './events.ts'
-import type {CursorRecord} from './records.ts'
+import {RecentMap} from '../recent-map.ts'
+import type {ReconnectBranch} from '../decision.ts'
+import {TransportError} from '../errors.ts'
+import type {StreamKind} from '../events.ts'
+import type {CursorRecord} from '../persistence/records.ts'
 
 /** Event IDs remembered per stream to drop replayed duplicates. */
 const seenEventIds = 1024

@@ -1,10 +1,10 @@
 /// <reference types="node" />
 import {randomBytes} from 'node:crypto'
-import {closeSync, fdatasync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
-import {link, mkdir, open, readdir, readFile, stat, unlink, utimes, writeFile, type FileHandle} from 'node:fs/promises'
-import {hostname} from 'node:os'
-import {basename, dirname, join, resolve} from 'node:path'
+import {closeSync, fdatasync, openSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
+import {mkdir, readFile, unlink} from 'node:fs/promises'
+import {dirname, resolve} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
+import {errorCode, FileLock, LOCK_RETRY_MAX_MS, temporaryFiles, type Lock} from './file-lock.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
 export interface FileStoreOptions {
@@ -38,18 +38,6 @@ interface Batch {
   readonly done: Promise<void>
 }
 
-interface LockOwner {
-  pid: number
-  host: string
-  token: string
-}
-
-/** A lock taken, with when its mtime (by which others judge its age) was last set. */
-interface Lock {
-  freshAt: number
-  readonly release: () => Promise<void>
-}
-
 /** The lock, kept across back-to-back writes, with the entries as written under it: nobody else wrote since. */
 interface Hold extends Lock {
   readonly entries: Map<string, JsonValue>
@@ -59,16 +47,8 @@ interface Hold extends Lock {
 
 // How often a writer keeping the lock looks for others waiting for it: about how long they may wait.
 const HOLD_CHECK_MS = 50
-// A writer waiting for the lock tries again after a random pause up to this long.
-const LOCK_RETRY_MAX_MS = 10
 // How long a writer that gave the lock up to waiting ones stays away: past their retry pause, even one run late.
 const STEP_ASIDE_MS = 2 * LOCK_RETRY_MAX_MS
-
-// Where hard links are missing, a lock file is created empty, then written: one still empty after this long lost
-// its writer.
-const EMPTY_LOCK_GRACE_MS = 1_000
-// What link() fails with on file systems without hard links (FAT, some network shares).
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'])
 
 /**
  * A {@link ResumptionStore} in one JSON file holding every key, so a Node process that restarts finds its session
@@ -102,7 +82,7 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'])
  */
 export class FileStore implements ResumptionStore {
   readonly #path: string
-  readonly #lockPath: string
+  readonly #lock: FileLock
   readonly #onError: (error: Error) => void
   readonly #staleLockMs: number
   readonly #signal: AbortSignal | undefined
@@ -124,7 +104,6 @@ export class FileStore implements ResumptionStore {
       throw new TypeError('FileStore: options.staleLockMs must be a positive number')
     }
     this.#path = resolve(path)
-    this.#lockPath = `${this.#path}.lock`
     this.#onError = (error) => {
       try {
         onError?.(error)
@@ -134,6 +113,12 @@ export class FileStore implements ResumptionStore {
     }
     this.#staleLockMs = staleLockMs
     this.#signal = signal
+    this.#lock = new FileLock(`${this.#path}.lock`, {
+      staleMs: staleLockMs,
+      pause: (ms) => this.#pause(ms),
+      signal,
+      onError: this.#onError,
+    })
   }
 
   async get(key: string): Promise<JsonValue | undefined> {
@@ -224,7 +209,7 @@ export class FileStore implements ResumptionStore {
       // Without this, a writer that never stops would take the lock back before a waiting one tries again.
       await this.#pause(STEP_ASIDE_MS)
     }
-    const lock = await this.#lock()
+    const lock = await this.#lock.acquire()
     try {
       // Re-read under the lock: another process may have written other keys since our last read.
       const entries = await this.#load(true)
@@ -244,14 +229,10 @@ export class FileStore implements ResumptionStore {
     const now = Date.now()
     hold.checkAt = now + this.#holdCheckMs
     if (now - hold.freshAt < this.#staleLockMs / 4) return true
-    try {
-      await utimes(this.#lockPath, now / 1000, now / 1000)
-      hold.freshAt = now
-      return true
-    } catch {
-      // Gone, or not ours to touch: the lock is given up and taken again by the next write.
-      return false
-    }
+    // Gone, or not ours to touch: the lock is given up and taken again by the next write.
+    if (!(await this.#lock.touch(now))) return false
+    hold.freshAt = now
+    return true
   }
 
   /** Keeps the lock for a write issued before the next turn of the event loop; releases it then otherwise. */
@@ -327,7 +308,7 @@ export class FileStore implements ResumptionStore {
   // A writer killed between creating a temporary file (data or lock draft) and removing it leaves it behind.
   // Judged by age only: a live writer's temporary file lasts milliseconds, and its pid may be another host's.
   async #sweep(): Promise<void> {
-    for (const {path, ageMs} of await this.#temporaryFiles()) {
+    for (const {path, ageMs} of await temporaryFiles(this.#path)) {
       // Best effort: a leftover temporary file wastes space, nothing else; another writer may be removing it too.
       if (ageMs > this.#staleLockMs) await unlink(path).catch(() => {})
     }
@@ -335,24 +316,8 @@ export class FileStore implements ResumptionStore {
 
   /** True when another writer waits for the lock: its draft is there, kept young while it waits. */
   async #othersWaiting(): Promise<boolean> {
-    const files = await this.#temporaryFiles()
+    const files = await temporaryFiles(this.#path)
     return files.some(({draft, ageMs}) => draft && ageMs <= this.#staleLockMs / 2)
-  }
-
-  /** The temporary files of this store's path: data files being written, and lock drafts. */
-  async #temporaryFiles(): Promise<{path: string; draft: boolean; ageMs: number}[]> {
-    const directory = dirname(this.#path)
-    const prefix = `${basename(this.#path)}.`
-    const files = []
-    for (const name of await readdir(directory).catch(() => [])) {
-      const match = name.startsWith(prefix) ? /^(lock\.)?\d+\.[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length)) : null
-      if (match === null) continue
-      const path = join(directory, name)
-      // Gone meanwhile: its writer finished.
-      const seen = await stat(path).catch(() => undefined)
-      if (seen !== undefined) files.push({path, draft: match[1] !== undefined, ageMs: Date.now() - seen.mtimeMs})
-    }
-    return files
   }
 
   /** Waits `ms`; rejects with the signal's reason when it aborts. */
@@ -362,121 +327,6 @@ export class FileStore implements ResumptionStore {
       throw error
     })
   }
-
-  /** Takes `<path>.lock` (created exclusively), waiting for its holder or breaking it when stale. */
-  async #lock(): Promise<Lock> {
-    const owner: LockOwner = {pid: process.pid, host: thisHost(), token: randomBytes(8).toString('hex')}
-    const content = JSON.stringify(owner)
-    // The lock appears with its owner already in it, as a hard link to this complete draft: a writer killed at any
-    // point leaves no lock, or one naming a dead process, never an empty one that only its age can break.
-    const draft = `${this.#lockPath}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
-    await writeFile(draft, content, {flag: 'wx', mode: 0o600})
-    let draftAt = Date.now()
-    try {
-      for (;;) {
-        this.#signal?.throwIfAborted()
-        // The lock shares the draft's mtime, by which others judge its age: keep it young while we wait.
-        if (Date.now() - draftAt > this.#staleLockMs / 4) {
-          draftAt = Date.now()
-          await utimes(draft, draftAt / 1000, draftAt / 1000)
-        }
-        if (await this.#tryLock(draft, content)) {
-          heldLocks.set(owner.token, this.#lockPath)
-          removeHeldLocksAtExit()
-          return {freshAt: draftAt, release: () => this.#unlock(owner.token)}
-        }
-        if (await this.#breakIfStale()) continue
-        // Jittered, so that two waiting writers do not retry in step.
-        await this.#pause(2 + Math.random() * (LOCK_RETRY_MAX_MS - 2))
-      }
-    } finally {
-      await unlink(draft).catch(() => {})
-    }
-  }
-
-  /** False when another writer holds the lock. link() and open('wx') both create exclusively (EEXIST). */
-  async #tryLock(draft: string, content: string): Promise<boolean> {
-    try {
-      await link(draft, this.#lockPath)
-      return true
-    } catch (error) {
-      const code = errorCode(error)
-      if (code === 'EEXIST') return false
-      if (code === undefined || !NO_HARD_LINKS.has(code)) throw error
-    }
-    let handle: FileHandle
-    try {
-      handle = await open(this.#lockPath, 'wx', 0o600)
-    } catch (error) {
-      if (errorCode(error) === 'EEXIST') return false
-      throw error
-    }
-    try {
-      await handle.writeFile(content)
-    } catch (error) {
-      await unlink(this.#lockPath).catch(() => {})
-      throw error
-    } finally {
-      await handle.close()
-    }
-    return true
-  }
-
-  async #unlock(token: string): Promise<void> {
-    heldLocks.delete(token)
-    try {
-      // Only our own lock: if ours was broken as stale, the file now belongs to another writer.
-      if (parseLock(await readFile(this.#lockPath, 'utf8'))?.token === token) await unlink(this.#lockPath)
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return
-      this.#onError(new Error(`FileStore: cannot remove the lock ${this.#lockPath}`, {cause: error}))
-    }
-  }
-
-  /** True when the lock is gone or was stale and removed: try again at once. */
-  async #breakIfStale(): Promise<boolean> {
-    let seen: Awaited<ReturnType<typeof stat>>
-    let owner: LockOwner | undefined
-    try {
-      seen = await stat(this.#lockPath)
-      owner = parseLock(await readFile(this.#lockPath, 'utf8'))
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return true
-      throw error
-    }
-    const age = Date.now() - seen.mtimeMs
-    const stale =
-      age > this.#staleLockMs ||
-      (owner === undefined
-        ? age > EMPTY_LOCK_GRACE_MS
-        : owner.host === thisHost() && owner.pid !== process.pid && !isAlive(owner.pid))
-    if (!stale) return false
-    // Remove only the lock we judged: another writer may have broken it and taken a new one meanwhile.
-    const now = await stat(this.#lockPath).catch(() => undefined)
-    if (now?.ino !== seen.ino || now.mtimeMs !== seen.mtimeMs) return true
-    await unlink(this.#lockPath).catch((error: unknown) => {
-      if (errorCode(error) !== 'ENOENT') throw error
-    })
-    return true
-  }
-}
-
-/** The locks this process holds, by token: a hold outlives its write by a turn, and `process.exit()` may come first. */
-const heldLocks = new Map<string, string>()
-let exitHookInstalled = false
-
-function removeHeldLocksAtExit(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.once('exit', () => {
-    for (const [token, lockPath] of heldLocks) {
-      try {
-        if (parseLock(readFileSync(lockPath, 'utf8'))?.token === token) unlinkSync(lockPath)
-      } catch {
-        // Gone already, or unreadable: a lock naming a dead process is broken by the next writer anyway.
-      }
-    }
-  })
 }
 
 /** The data of `fd` on disk, with what reading it back needs (its size): fdatasync, in the thread pool. */
@@ -503,35 +353,3 @@ function copy(key: string, value: JsonValue): JsonValue {
   return JSON.parse(text) as JsonValue
 }
 
-function parseLock(text: string): LockOwner | undefined {
-  try {
-    const value = JSON.parse(text) as Partial<LockOwner> | null
-    if (typeof value?.pid === 'number' && typeof value.host === 'string' && typeof value.token === 'string') {
-      return {pid: value.pid, host: value.host, token: value.token}
-    }
-  } catch {
-    // Empty (its writer is between create and write, or died there) or foreign: judged by age alone.
-  }
-  return undefined
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return errorCode(error) === 'EPERM'
-  }
-}
-
-let host: string | undefined
-// Process IDs are only comparable on one host: a lock from another host is judged by its age.
-function thisHost(): string {
-  host ??= hostname()
-  return host
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined
-}
