@@ -1,4 +1,5 @@
 import {defineConfig} from 'eslint/config'
+import {createNodeResolver, importX} from 'eslint-plugin-import-x'
 import tseslint from 'typescript-eslint'
 
 const nodeBuiltins = {group: ['node:*'], message: 'No Node built-ins in the core.'}
@@ -19,6 +20,14 @@ export default defineConfig(
       '@typescript-eslint/no-confusing-void-expression': ['error', {ignoreArrowShorthand: true}],
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
+  },
+  {
+    // No import cycles in the library, type-only imports included: each module sits on a layer below those
+    // that use it (docs/design.md#layout).
+    files: ['src/**/*.ts'],
+    plugins: {'import-x': importX},
+    settings: {'import-x/resolver-next': [createNodeResolver({extensions: ['.ts', '.js']})]},
+    rules: {'import-x/no-cycle': 'error'},
   },
   {
     files: ['src/**/*.ts'],

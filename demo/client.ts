@@ -177,10 +177,13 @@ export async function agentDone(agent: Agent, label: string, narrator: Narrator,
 
 /** What a FileStore file holds for the one server in it: the session ID and each stream's cursor. */
 export async function readStoreFile(file: string): Promise<{sessionId: string | undefined; cursors: [string, string][]}> {
-  const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, {sessionId?: string; entries?: Record<string, {lastEventId: string}>}>
-  const record = (suffix: string) => Object.entries(stored).find(([key]) => key.endsWith(suffix))?.[1]
-  const cursors = Object.entries(record('#cursors')?.entries ?? {}).map(([stream, cursor]): [string, string] => [stream, cursor.lastEventId])
-  return {sessionId: record('#session')?.sessionId, cursors}
+  const stored = Object.entries(JSON.parse(await readFile(file, 'utf8')) as Record<string, {sessionId?: string; lastEventId?: string}>)
+  const session = stored.find(([key]) => key.endsWith('#session'))?.[1]
+  const cursors = stored.flatMap(([key, record]): [string, string][] => {
+    const stream = /#stream:(.+)$/.exec(key)?.[1]
+    return stream === undefined || record.lastEventId === undefined ? [] : [[stream, record.lastEventId]]
+  })
+  return {sessionId: session?.sessionId, cursors}
 }
 
 /** Prints what a FileStore file holds. */

@@ -15,7 +15,7 @@ import {control, type PlaygroundState} from './state.ts'
 
 const endpoint = new URL('/mcp', location.href)
 /** The keys IdbStore holds for this server (see the transport's `storeKey`). */
-const keys = {session: `mcp-resumable-http:${endpoint.origin}${endpoint.pathname}#session`, cursors: `mcp-resumable-http:${endpoint.origin}${endpoint.pathname}#cursors`}
+const keys = {session: `mcp-resumable-http:${endpoint.origin}${endpoint.pathname}#session`, streams: `mcp-resumable-http:${endpoint.origin}${endpoint.pathname}#stream:`}
 const load = Number(sessionStorage.getItem('playground:load') ?? '0') + 1
 sessionStorage.setItem('playground:load', String(load))
 
@@ -149,7 +149,7 @@ const actions: Record<string, () => Promise<void>> = {
     note('page', 'fault', '⌫ the stored cursors are deleted, then the page reloads: it keeps the session ID alone')
     leaving = true
     await client.close()
-    await store.delete(keys.cursors)
+    for (const key of await store.list(keys.streams)) await store.delete(key)
     location.reload()
   },
   expire: async () => {
@@ -215,9 +215,12 @@ function showSession(): void {
 /** What IndexedDB holds for this server before the transport reads it. */
 async function describeStore(): Promise<string> {
   const session = (await store.get(keys.session)) as {sessionId?: string} | undefined
-  const cursors = (await store.get(keys.cursors)) as {entries?: Record<string, {lastEventId: string}>} | undefined
   if (session?.sessionId === undefined) return 'nothing: a new session'
-  const list = Object.entries(cursors?.entries ?? {}).map(([stream, cursor]) => `${stream.replace('request:', 'req ')} → ${cursor.lastEventId}`)
+  const list: string[] = []
+  for (const key of await store.list(keys.streams)) {
+    const cursor = (await store.get(key)) as {lastEventId?: string} | undefined
+    list.push(`${key.slice(keys.streams.length).replace('request:', 'req ')} → ${cursor?.lastEventId ?? '?'}`)
+  }
   return `${session.sessionId}; cursors: ${list.length === 0 ? 'none' : list.join(', ')}`
 }
 

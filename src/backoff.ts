@@ -1,4 +1,4 @@
-import pRetry, {AbortError} from 'p-retry'
+import pRetry from 'p-retry'
 import {abortedError} from './errors.ts'
 
 /** How broken streams are reopened. Every field is optional; the defaults suit an agent on a flaky network. */
@@ -38,14 +38,10 @@ export function resolveReconnectPolicy(options: ReconnectOptions = {}): Reconnec
   return Object.freeze(policy)
 }
 
-/** Marks an attempt's failure as final: no further attempt is made. */
-export function stopRetrying(error: Error): AbortError {
-  return new AbortError(error)
-}
-
 /**
- * Runs `attempt` until it resolves, with exponential backoff and jitter between failures (p-retry),
- * at most `policy.maxAttempts` times. An error wrapped by {@link stopRetrying} ends it at once.
+ * Runs `attempt` until it resolves, with exponential backoff and jitter between failures (p-retry), at most
+ * `policy.maxAttempts` times; an attempt fails by throwing. `onFailedAttempt` hears of each failure, never of one
+ * caused by `signal` aborting: a closed transport has no failed attempts to report.
  */
 export function retryWithBackoff<T>(
   attempt: (attemptNumber: number) => Promise<T>,
@@ -60,7 +56,10 @@ export function retryWithBackoff<T>(
     factor: policy.factor,
     randomize: true,
     signal,
-    onFailedAttempt: ({error, attemptNumber}) => onFailedAttempt(error, attemptNumber),
+    // p-retry calls this before it looks at the signal.
+    onFailedAttempt: ({error, attemptNumber}) => {
+      if (!signal.aborted) onFailedAttempt(error, attemptNumber)
+    },
   })
 }
 

@@ -1,11 +1,10 @@
-import {isEventStream} from './http.ts'
-
 /**
  * The reconnect decision: which kind of resumption a broken stream gets, from the combination of what the
- * transport holds. Pure, so the whole boundary is one table (test/decision.test.ts).
+ * transport holds. Pure and without imports: it takes facts, so the whole boundary is one table
+ * (docs/design.md#the-decision).
  *
- * [design note] An event ID is a position inside one stream; a session ID is an identity across streams.
- * Neither substitutes for the other.
+ * An event ID is a position inside one stream; a session ID is an identity across streams. Neither substitutes
+ * for the other.
  */
 
 /** Which resumption a reconnect performs. */
@@ -37,7 +36,7 @@ export function decideReconnect(input: ReconnectInput): ReconnectDecision {
   const {sessionId, cursor, cursorRejected, stream} = input
   const settleRequest = stream === 'request'
   if (sessionId === undefined) {
-    // [design note] no session: an event ID without its session is meaningless.
+    // No session: an event ID without its session is meaningless (docs/design.md#the-decision).
     return {branch: 'new-session', dropCursor: cursor !== undefined, settleRequest}
   }
   // [spec 2025-11-25 transports] event IDs are unique within a session only: never send one to another session.
@@ -48,35 +47,43 @@ export function decideReconnect(input: ReconnectInput): ReconnectDecision {
   return {branch: 'session-resumption', sessionId, dropCursor: cursor !== undefined, settleRequest}
 }
 
-/** What the answer to a stream GET means. */
+/** What the answer to a stream GET means, named after what the server did. */
 export type StreamAnswer =
+  /** 200 with an event stream: read it. */
   | 'open'
+  /** 404 to a request that carried the session ID: the session is gone. */
   | 'session-expired'
-  | 'cursor-rejected'
-  | 'no-stream'
-  | 'ended'
-  | 'retry'
-  | 'failed'
+  /** A refusal of the `Last-Event-ID` sent: the cursor is dropped, the decision made again without it. */
+  | 'cursor-refused'
+  /** 405, or 404 without a session: the server offers no GET stream. */
+  | 'not-offered'
+  /** Another success: the server has ended the stream. */
+  | 'ended-by-server'
+  /** Worth trying again later: 408, 409, 429, 5xx. */
+  | 'transient'
+  /** Any other status: trying again would get the same answer. */
+  | 'refused'
 
-export interface StreamAnswerInput {
+export interface StreamAnswerFacts {
   status: number
-  contentType: string | null
+  /** Whether the answer's content type is `text/event-stream`. */
+  eventStream: boolean
   /** Whether the request carried `Mcp-Session-Id`. */
   sentSession: boolean
   /** Whether the request carried `Last-Event-ID`. */
   sentCursor: boolean
 }
 
-export function classifyStreamAnswer({status, contentType, sentSession, sentCursor}: StreamAnswerInput): StreamAnswer {
-  if (status === 200 && isEventStream(contentType)) return 'open'
+export function classifyStreamAnswer({status, eventStream, sentSession, sentCursor}: StreamAnswerFacts): StreamAnswer {
+  if (status === 200 && eventStream) return 'open'
   // [spec transports, session management] 404 to a request carrying the session ID: the session is gone.
   if (status === 404 && sentSession) return 'session-expired'
   // [spec transports, listening for messages] the server MAY answer 405: it offers no GET stream.
   // A server without sessions may answer 404 the same way.
-  if (status === 405 || status === 404) return 'no-stream'
+  if (status === 405 || status === 404) return 'not-offered'
   // [SEP-1699 review] a non-200 success to a reconnect means the server has ended the stream.
-  if (status >= 200 && status < 300) return 'ended'
-  if (sentCursor) return 'cursor-rejected'
-  if (status === 408 || status === 409 || status === 429 || status >= 500) return 'retry'
-  return 'failed'
+  if (status >= 200 && status < 300) return 'ended-by-server'
+  if (sentCursor) return 'cursor-refused'
+  if (status === 408 || status === 409 || status === 429 || status >= 500) return 'transient'
+  return 'refused'
 }

@@ -6,6 +6,8 @@ import {isJsonRpcId, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} f
 
 /** At least how many settled request IDs and server requests are remembered to recognise duplicates. */
 const memory = 1024
+/** At most how many server requests (unanswered, or with the answer given) are kept for a restart. */
+const keptRequests = 64
 
 export interface InboxHooks {
   /** Hands a message to the Client. */
@@ -13,6 +15,8 @@ export interface InboxHooks {
   /** Sends the cached answer to a server request that came again after it was answered. */
   resendAnswer: (answer: JSONRPCMessage) => void
   onEvent: (event: TransportEvent) => void
+  /** A kept server request (by {@link keyOfId}) is no longer kept: its stored record can go. */
+  forgetKept: (key: string) => void
   metrics: TransportMetrics
 }
 
@@ -49,10 +53,10 @@ export class Inbox {
   /** Server-to-client requests seen lately, with the Client's answer once it has one. */
   readonly #serverRequests = new RecentMap<JsonRpcId, ServerRequest>(memory)
   /**
-   * What a restart must not lose, by `JSON.stringify(id)` (which keeps 1 and "1" apart): each server request
-   * delivered and not yet answered, replaced by the Client's answer once it is given.
+   * What a restart must not lose, by {@link keyOfId}: each server request delivered and not yet answered, replaced
+   * by the Client's answer once it is given; the oldest goes past {@link keptRequests}.
    */
-  readonly #kept = new RecentMap<string, JSONRPCMessage>(memory / 16)
+  readonly #kept = new Map<string, JSONRPCMessage>()
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks
@@ -74,9 +78,16 @@ export class Inbox {
     return renamed
   }
 
-  /** The wire ID of the Client's pending request `clientId`. */
-  wireIdOf(clientId: JsonRpcId): number | undefined {
-    return this.#wireIds.get(clientId)
+  /**
+   * The Client cancelled its request `clientId`: stops waiting for it, and returns the cancellation naming the wire
+   * ID instead (undefined when that request is not pending).
+   */
+  cancel(message: JSONRPCMessage, clientId: JsonRpcId): {message: JSONRPCMessage; wireId: number} | undefined {
+    const wireId = this.#wireIds.get(clientId)
+    if (wireId === undefined) return undefined
+    this.forget(wireId)
+    const params = (message as {params: object}).params
+    return {message: {...message, params: {...params, requestId: wireId}}, wireId}
   }
 
   /** Stops waiting for `wireId` without delivering anything (the Client cancelled it, or `send` rejected). */
@@ -96,7 +107,7 @@ export class Inbox {
     const id = responseIdOf(message)
     if (id === undefined || !this.#serverRequests.has(id)) return undefined
     this.#serverRequests.set(id, {answer: message, sending: true})
-    this.#kept.set(JSON.stringify(id), message)
+    this.#keep(keyOfId(id), message)
     return id
   }
 
@@ -113,15 +124,19 @@ export class Inbox {
   keepRequest(message: JSONRPCMessage): boolean {
     const id = requestIdOf(message)
     if (id === undefined || this.#serverRequests.has(id)) return false
-    const key = JSON.stringify(id)
+    const key = keyOfId(id)
     if (this.#kept.has(key)) return false
-    this.#kept.set(key, message)
+    this.#keep(key, message)
     return true
   }
 
-  /** What to keep across restarts: server requests awaiting an answer, and the answers given. */
-  kept(): Map<string, JSONRPCMessage> {
-    return new Map(this.#kept.entries())
+  #keep(key: string, message: JSONRPCMessage): void {
+    this.#kept.delete(key)
+    this.#kept.set(key, message)
+    if (this.#kept.size <= keptRequests) return
+    const oldest = this.#kept.keys().next().value!
+    this.#kept.delete(oldest)
+    this.#hooks.forgetKept(oldest)
   }
 
   /**
@@ -140,9 +155,22 @@ export class Inbox {
         this.#serverRequests.set(id, {answer: undefined, sending: false})
         unanswered.push(message)
       } else continue
-      this.#kept.set(key, message)
+      this.#keep(key, message)
     }
     return unanswered
+  }
+
+  /**
+   * Gives the Client the server requests a previous process left unanswered ({@link restore}), once `connect` has
+   * returned: a turn later, and only while `alive` has not aborted.
+   */
+  async handOver(requests: JSONRPCMessage[], alive: AbortSignal): Promise<void> {
+    await Promise.resolve()
+    for (const request of requests) {
+      if (alive.aborted) return
+      this.#hooks.onEvent({type: 'request-restored', requestId: requestIdOf(request)!})
+      this.#hooks.deliver(request)
+    }
   }
 
   /**
@@ -243,4 +271,9 @@ export class Inbox {
     this.#hooks.metrics.duplicatesDropped++
     this.#hooks.onEvent({type: 'duplicate-dropped', what, id})
   }
+}
+
+/** The key of a JSON-RPC ID among kept server requests: `JSON.stringify`, which keeps 1 and "1" apart. */
+export function keyOfId(id: JsonRpcId): string {
+  return JSON.stringify(id)
 }

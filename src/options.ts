@@ -1,6 +1,6 @@
 import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './backoff.ts'
 import type {TransportEvent} from './events.ts'
-import {MemoryStore, type ResumptionStore} from './persistence/store.ts'
+import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
 
 /** The part of `fetch` the transport uses; pass a wrapped one for auth, tracing or tests. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>
@@ -82,6 +82,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw new TypeError('options.fetch must be a function')
   }
+  if (options.store !== undefined) checkStore(options.store)
   const onEvent = options.onEvent
   const resumeTimeoutMs = options.resumeTimeoutMs ?? 60_000
   if (Number.isNaN(resumeTimeoutMs) || resumeTimeoutMs <= 0) {

@@ -93,7 +93,7 @@ describe('a misbehaving app', () => {
       if (how === 'throws') throw error
       return Promise.reject(error)
     }
-    const store: ResumptionStore = {get: () => broken('get'), set: () => broken('set'), delete: () => broken('delete')}
+    const store: ResumptionStore = {get: () => broken('get'), set: () => broken('set'), delete: () => broken('delete'), list: () => broken('list')}
     const mock = useMock()
     const {client, transport, events} = await connect({store})
     expect(transport.sessionId).toBe('session-1')
@@ -106,7 +106,7 @@ describe('a misbehaving app', () => {
     const failures = eventsOf(events, 'store-error')
     expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store get failed')})
     expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store set failed')})
-    expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#cursors$/), error: new Error('store set failed')})
+    expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#stream:request:\d+$/), error: new Error('store set failed')})
     await client.close()
   })
 

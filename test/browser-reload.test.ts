@@ -121,7 +121,8 @@ describe('IdbStore in headless Chromium', () => {
     expect(resumes).toEqual([expect.objectContaining({method: 'GET', sessionId: first.sessionId, status: 200})])
     const cursor = resumes[0]!.lastEventId!
     // That cursor is the one the first load had stored in IndexedDB.
-    expect(Object.values((after.storedBefore[`mcp-resumable-http:${origin}/mcp#cursors`] as {entries: object}).entries)).toEqual([{lastEventId: cursor}])
+    const storedCursors = Object.entries(after.storedBefore).filter(([key]) => key.startsWith(`mcp-resumable-http:${origin}/mcp#stream:`))
+    expect(storedCursors.map(([, record]) => (record as {lastEventId: string}).lastEventId)).toEqual([cursor])
     const cursorIndex = toolStream.events.findIndex((event) => event.id === cursor)
     expect(cursorIndex).toBeGreaterThan(0)
     const request = after.reconnects.filter((event) => event.stream === 'request')

@@ -109,11 +109,11 @@ describe('cancellation', () => {
       .callTool({name: 'slow', arguments: {steps: 20, delayMs: 20}}, undefined, {signal: controller.signal})
       .catch((error: unknown) => error)
     await until(() => mock.requests('POST', 'tools/call').length === 1)
-    await until(() => store.writes.some((write) => write.key.endsWith('#cursors')))
+    await until(() => store.writes.some((write) => write.key.endsWith('#stream:request:1')))
     controller.abort('user')
     await call
     await until(() => mock.requests('POST', 'notifications/cancelled').length === 1)
-    await until(() => store.writes.at(-1)?.key.endsWith('#cursors') === true)
+    await until(() => store.writes.at(-1)?.op === 'delete' && store.writes.at(-1)?.key.endsWith('#stream:request:1') === true)
     expect(await store.cursor('request:1')).toBeUndefined()
     expect(mock.requests('GET').filter((entry) => entry.lastEventId !== undefined)).toHaveLength(0)
     await client.close()
@@ -155,7 +155,7 @@ describe('durability', () => {
     await transport.start()
     await until(() => checks.length === 50)
     expect(checks.every(Boolean)).toBe(true)
-    const cursorWrites = store.writes.filter((write) => write.op === 'set' && write.key.endsWith('#cursors'))
+    const cursorWrites = store.writes.filter((write) => write.op === 'set' && write.key.endsWith('#stream:standalone'))
     expect(cursorWrites.length).toBeLessThanOrEqual(5)
     await transport.close()
     // Closing keeps the cursor for the next process.

@@ -103,7 +103,7 @@ describe('restart with a lost cursor', () => {
     await before.transport.close()
     await call
     // Lose the cursors, keep the session and the answers.
-    await store.delete(`mcp-resumable-http:${url}#cursors`)
+    for (const key of await store.list(`mcp-resumable-http:${url}#stream:`)) await store.delete(key)
 
     const after = await connect({store})
     await until(() => mock.answers.size === 2)
@@ -158,7 +158,7 @@ describe('restart after the session expired', () => {
 
     const after = await connect({store})
     await until(() => after.transport.sessionId === undefined)
-    expect(await store.get(`mcp-resumable-http:${url}#cursors`)).toBeUndefined()
+    expect(await store.list(`mcp-resumable-http:${url}#stream:`)).toEqual([])
     expect(await store.get(`mcp-resumable-http:${url}#session`)).toBeUndefined()
     expect(codeOf(after.errors.find((error) => codeOf(error) === 'session-expired'))).toBe('session-expired')
 
@@ -236,7 +236,7 @@ describe('a corrupt store', () => {
     const store = new MemoryStore()
     const before = await connect({store})
     await before.client.close()
-    await store.set(`mcp-resumable-http:${url}#cursors`, {sessionId: 'session-1', entries: {standalone: {lastEventId: 7}}})
+    await store.set(`mcp-resumable-http:${url}#stream:standalone`, {sessionId: 'session-1', lastEventId: 7})
     const after = await connect({store})
     await until(() => mock.requests('GET').length === 2)
     expect(mock.requests('GET').every((entry) => entry.lastEventId === undefined)).toBe(true)
@@ -250,6 +250,7 @@ describe('a corrupt store', () => {
       get: () => Promise.reject(new Error('disk gone')),
       set: () => Promise.reject(new Error('disk gone')),
       delete: () => Promise.reject(new Error('disk gone')),
+      list: () => Promise.reject(new Error('disk gone')),
     }
     const {client, events} = await connect({store: failing})
     await client.callTool({name: 'slow', arguments: {steps: 2}})

@@ -105,6 +105,9 @@ class InspectableStore implements ResumptionStore {
     if (!this.frozen) this.entries.delete(key)
     return Promise.resolve()
   }
+  list(prefix: string): Promise<string[]> {
+    return Promise.resolve([...this.entries.keys()].filter((key) => key.startsWith(prefix)))
+  }
   mentions(text: string): boolean {
     return JSON.stringify([...this.entries]).includes(text)
   }

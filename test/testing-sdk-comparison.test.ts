@@ -64,7 +64,7 @@ async function restart(kind: Kind, mode: ServerMode, lost: 'received' | 'in-flig
   await until(() => server.pendingRequests().length === 2 && (lost === 'in-flight' || a.sampled.length === 2))
   // Ours dies once the cursor of the call's stream is stored (the SDK's keeps nothing to wait for).
   const resumesFromStore = lost === 'in-flight' && kind === 'ours'
-  if (resumesFromStore) await until(() => store.writes.some((write) => JSON.stringify(write.value ?? null).includes('"request:')))
+  if (resumesFromStore) await until(() => store.writes.some((write) => write.key.includes('#stream:request:')))
   const sessionId = a.transport.sessionId!
   await a.client.close()
   await call

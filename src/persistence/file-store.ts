@@ -123,15 +123,24 @@ export class FileStore implements ResumptionStore {
 
   async get(key: string): Promise<JsonValue | undefined> {
     checkKey(key)
+    return (await this.#read())?.get(key)
+  }
+
+  /** The keys that start with `prefix`, as the file holds them once this instance's earlier writes are done. */
+  async list(prefix: string): Promise<string[]> {
+    const entries = await this.#read()
+    return [...(entries?.keys() ?? [])].filter((key) => key.startsWith(prefix))
+  }
+
+  /** The entries once this instance's earlier writes are done; undefined, reported, when the file is unreadable. */
+  async #read(): Promise<Map<string, JsonValue> | undefined> {
     await this.#tail
-    let entries: Map<string, JsonValue>
     try {
-      entries = await this.#load()
+      return await this.#load()
     } catch (error) {
       this.#onError(new Error(`FileStore: cannot read ${this.#path}`, {cause: error}))
       return undefined
     }
-    return entries.get(key)
   }
 
   /** Resolves once the file holds `value` (or a later value written by another process). */

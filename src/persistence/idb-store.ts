@@ -1,4 +1,4 @@
-import {createStore, del, get, set, type UseStore} from 'idb-keyval'
+import {createStore, del, get, keys, set, type UseStore} from 'idb-keyval'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
 export interface IdbStoreOptions {
@@ -50,6 +50,11 @@ export class IdbStore implements ResumptionStore {
 
   async delete(key: string): Promise<void> {
     return del(key, this.#open())
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const all = await keys<IDBValidKey>(this.#open())
+    return all.filter((key): key is string => typeof key === 'string' && key.startsWith(prefix))
   }
 
   // Checked at each call until the database is opened, so a polyfill installed after construction still works.

@@ -1,30 +1,108 @@
-import {RecentMap} from '../recent-map.ts'
-import type {ReconnectBranch} from '../decision.ts'
-import {TransportError} from '../errors.ts'
+import type {ReconnectBranch, ReconnectInput} from '../decision.ts'
+import type {TransportError} from '../errors.ts'
 import type {StreamKind} from '../events.ts'
-import type {CursorRecord} from '../persistence/records.ts'
+import type {CallRecord, StreamRecord} from '../persistence/records.ts'
+import {RecentMap} from '../recent-map.ts'
 
 /** Event IDs remembered per stream to drop replayed duplicates. */
 const seenEventIds = 1024
 
-/** One SSE stream with its own cursor and `retry`, across all the connections that carry it. */
-export interface Stream {
+/** How a stream is known before it has a connection. */
+export interface StreamInit {
+  kind: StreamKind
+  /** The wire ID of the request whose answer the stream carries; undefined for the standalone stream. */
+  requestId: number | undefined
+  /** The request as the app sent it, kept with the cursor so a later process can say whose answer it is. */
+  call: CallRecord | undefined
+  /** Left by a previous process: its messages were meant for that process's Client. */
+  orphan: boolean
+  /** The stored position to resume from, and the session that produced it. */
+  stored: {record: StreamRecord; sessionId: string} | undefined
+}
+
+/**
+ * One SSE stream with its own cursor and `retry`, across all the connections that carry it. The cursor rule lives
+ * here (docs/design.md#cursor): a cursor is sent only inside the session that produced it, only when not empty,
+ * and never again once the server refused it; the next event the stream brings makes a new, valid one.
+ */
+export class Stream {
   readonly key: string
   readonly kind: StreamKind
-  /** The wire ID of the request whose answer this stream carries. */
   readonly requestId: number | undefined
-  /** Left by a previous process: its messages were meant for that process's Client. */
+  readonly call: CallRecord | undefined
   readonly orphan: boolean
   /** Aborts this stream alone; aborted too when the transport closes. */
-  readonly controller: AbortController
-  lastEventId: string | undefined
-  /** The session that produced `lastEventId`: the cursor means nothing in any other. */
-  cursorSessionId: string | undefined
+  readonly controller = new AbortController()
+  readonly seen = new RecentMap<string, true>(seenEventIds)
+  /** [spec 2025-11-25 transports] the wait before reconnecting this stream, from its own `retry` field. */
   retryMs: number | undefined
-  /** Set once the server refused the cursor: it is never sent again. */
-  rejection: TransportError | undefined
-  answered: boolean
-  readonly seen: RecentMap<string, true>
+  /** Its request's response was delivered: the stream has nothing more to bring. */
+  answered = false
+  /** Why the server last refused this stream's cursor, to say why its request was settled. */
+  refusal: TransportError | undefined
+  #lastEventId: string | undefined
+  #cursorSession: string | undefined
+  #refused = false
+
+  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored}: StreamInit) {
+    this.key = kind === 'standalone' ? 'standalone' : requestKey(requestId!)
+    this.kind = kind
+    this.requestId = requestId
+    this.call = call
+    this.orphan = orphan
+    this.#lastEventId = stored?.record.lastEventId
+    this.#cursorSession = stored?.sessionId
+    this.retryMs = stored?.record.retryMs
+    // The listener goes away with the stream: a long-lived transport does not collect one per request.
+    lifetime.addEventListener('abort', () => this.controller.abort(lifetime.reason), {once: true, signal: this.controller.signal})
+  }
+
+  /** An event with an ID arrived in `sessionId`: it is the new position, valid even after a refused one. */
+  advance(lastEventId: string, sessionId: string | undefined): void {
+    this.#lastEventId = lastEventId
+    this.#cursorSession = sessionId
+    this.#refused = false
+  }
+
+  /** The server refused the cursor it was sent: that cursor is never sent again. */
+  refuse(error: TransportError): void {
+    this.#refused = true
+    this.refusal = error
+  }
+
+  /** The reconnect decision chose a path without the cursor: it is of no further use. */
+  dropCursor(): void {
+    this.#lastEventId = this.#cursorSession = undefined
+  }
+
+  /** The `Last-Event-ID` this stream may send to `sessionId`, if any (the cursor rule). */
+  cursorFor(sessionId: string | undefined): string | undefined {
+    const id = this.#lastEventId
+    // [WHATWG SSE] an empty `id:` resets the cursor. [spec 2025-11-25 transports] event IDs are unique within a
+    // session only: never send one to another session.
+    if (id === undefined || id === '' || this.#refused || sessionId === undefined || this.#cursorSession !== sessionId) return undefined
+    return id
+  }
+
+  /** What the reconnect decision needs to know of the cursor. */
+  cursorFacts(): Pick<ReconnectInput, 'cursor' | 'cursorRejected'> {
+    const lastEventId = this.#lastEventId
+    return {
+      cursor: lastEventId === undefined ? undefined : {sessionId: this.#cursorSession, lastEventId},
+      cursorRejected: this.#refused,
+    }
+  }
+
+  /** What a restarted process could resume from, in `sessionId`; undefined: nothing (its record goes). */
+  persistable(sessionId: string): StreamRecord | undefined {
+    const lastEventId = this.cursorFor(sessionId)
+    if (lastEventId === undefined || this.answered) return undefined
+    return {lastEventId, retryMs: this.retryMs, call: this.call}
+  }
+
+  describe(): string {
+    return this.kind === 'standalone' ? 'the standalone GET stream' : `the response stream of request ${this.requestId}`
+  }
 }
 
 /** One HTTP response carrying a stream, and how it was opened. */
@@ -35,34 +113,6 @@ export interface Connection {
   readonly resumed: boolean
 }
 
-/** How a series of connection attempts ended: the stream is over, or it broke after progress. */
-export type StreamOutcome = 'done' | 'again'
-
-/**
- * A new stream, aborted with `lifetime` (the listener goes away with the stream), from a stored `cursor` of
- * session `sessionId` when there is one.
- */
-export function createStream(
-  lifetime: AbortSignal,
-  {kind, requestId, orphan, cursor, sessionId}: {kind: StreamKind; requestId: number | undefined; orphan: boolean; cursor: CursorRecord | undefined; sessionId: string | undefined},
-): Stream {
-  const controller = new AbortController()
-  lifetime.addEventListener('abort', () => controller.abort(lifetime.reason), {once: true, signal: controller.signal})
-  return {
-    key: kind === 'standalone' ? 'standalone' : requestKey(requestId!),
-    kind,
-    requestId,
-    orphan,
-    controller,
-    lastEventId: cursor?.lastEventId,
-    cursorSessionId: cursor === undefined ? undefined : sessionId,
-    retryMs: cursor?.retryMs,
-    rejection: undefined,
-    answered: false,
-    seen: new RecentMap(seenEventIds),
-  }
-}
-
 export function requestKey(wireId: number): string {
   return `request:${wireId}`
 }
@@ -70,50 +120,5 @@ export function requestKey(wireId: number): string {
 /** The wire ID of a stored request stream's key, if `key` is one. */
 export function wireIdOfKey(key: string): number | undefined {
   const wireId = Number(key.slice('request:'.length))
-  return key.startsWith('request:') && Number.isSafeInteger(wireId) ? wireId : undefined
-}
-
-export function describeStream(stream: Stream): string {
-  return stream.kind === 'standalone' ? 'the standalone GET stream' : `the response stream of request ${stream.requestId}`
-}
-
-/** A connection's deadline: see {@link watchSilence}. */
-export interface SilenceWatch {
-  /** Aborts with the stream, or when the deadline passes. */
-  readonly signal: AbortSignal
-  readonly expired: boolean
-  /** The first event came: no deadline any more. */
-  disarm(): void
-  release(): void
-}
-
-/**
- * The deadline of a response stream's connection resumed with `Last-Event-ID`: `signal` aborts when it has
- * brought no event within `limitMs`. The first event disarms it for good, so a quiet tool is never cut short once
- * its stream proved alive; neither the POST's own connection nor the standalone stream have one.
- */
-export function watchSilence(connection: Connection, limitMs: number): SilenceWatch | undefined {
-  const {stream} = connection
-  // Past 2^31 - 1 ms, timers fire at once: any such deadline means none.
-  if (!connection.resumed || stream.kind !== 'request' || limitMs > 2 ** 31 - 1) return undefined
-  const parent = stream.controller.signal
-  const controller = new AbortController()
-  const follow = (): void => controller.abort(parent.reason)
-  parent.addEventListener('abort', follow, {once: true})
-  let expired = false
-  const timer = setTimeout(() => {
-    expired = true
-    controller.abort(new TransportError('network', `No event within ${limitMs} ms of resuming`))
-  }, limitMs)
-  return {
-    signal: controller.signal,
-    get expired() {
-      return expired
-    },
-    disarm: () => clearTimeout(timer),
-    release: () => {
-      clearTimeout(timer)
-      parent.removeEventListener('abort', follow)
-    },
-  }
+  return key.startsWith('request:') && Number.isSafeInteger(wireId) && wireId >= 0 ? wireId : undefined
 }

@@ -1,0 +1,162 @@
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {TransportError} from './errors.ts'
+import type {JsonRpcId} from './jsonrpc.ts'
+import type {SessionRecord, SessionRecords} from './persistence/records.ts'
+import type {JsonValue} from './persistence/store.ts'
+
+/** Request IDs reserved per store write: a new process starts past the reservation, never reusing one. */
+const wireIdBlock = 100
+/** [spec transports, session management] a session ID is visible ASCII, 0x21 to 0x7E. */
+const validSessionId = /^[\x21-\x7E]+$/
+/** The first revision without sessions, GET streams or event IDs. */
+const statelessRevision = '2026-07-28'
+
+/**
+ * The session as this transport holds it: its identity across streams and processes, the protocol version and
+ * era, the server's answer to `initialize`, and the request IDs it has used on the wire (docs/design.md#session).
+ * Streams, requests and their ending are the transport's business; this holds the identity and its record.
+ */
+export class Session {
+  readonly #records: SessionRecords
+  #id: string | undefined
+  #protocolVersion: string | undefined
+  #initializeResult: JsonValue | undefined
+  #stateless = false
+  /** The next request ID on the wire, and how far the store has reserved them (see {@link wireIdBlock}). */
+  #nextWireId = 0
+  #reservedWireIds = 0
+  #reservation: Promise<void> = Promise.resolve()
+  /** The session ID offered with the initialize response, taken once that response proves a success. */
+  #offered: {requestId: JsonRpcId; sessionId: string} | undefined
+
+  constructor(records: SessionRecords) {
+    this.#records = records
+  }
+
+  get id(): string | undefined {
+    return this.#id
+  }
+
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion
+  }
+
+  get initializeResult(): JsonValue | undefined {
+    return this.#initializeResult
+  }
+
+  /** [spec 2026-07-28] no sessions, GET streams or event IDs in this era. */
+  get stateless(): boolean {
+    return this.#stateless
+  }
+
+  /**
+   * Attaches to the session the app names (`requested`), else to the stored one; resolves the attached ID, or
+   * undefined when there is none to attach to.
+   */
+  async attach(requested: string | undefined): Promise<string | undefined> {
+    if (requested !== undefined && !validSessionId.test(requested)) {
+      throw new TransportError('protocol', `options.sessionId must be visible ASCII (0x21-0x7E), got ${JSON.stringify(requested)}`)
+    }
+    const stored = await this.#records.loadSession()
+    const sessionId = requested ?? stored?.sessionId
+    if (sessionId === undefined) return undefined
+    this.#id = sessionId
+    if (stored?.sessionId === sessionId) {
+      this.#protocolVersion = stored.protocolVersion
+      this.#initializeResult = stored.initializeResult
+      this.#nextWireId = this.#reservedWireIds = stored.requestIdsReserved
+    } else {
+      // A session kept by the app: which request IDs it used is unknown, so start past any plausible one.
+      this.#nextWireId = this.#reservedWireIds = Date.now() * 1000
+      await this.#records.clearSession()
+      await this.#records.saveSession(this.#record())
+    }
+    return sessionId
+  }
+
+  /** `initialize` is being sent: a new session and era will be negotiated. */
+  initializing(): void {
+    this.#stateless = false
+  }
+
+  /**
+   * The session ID the server offered with its answer to initialize request `requestId`, checked at once: only
+   * visible ASCII is allowed. Without the header, the server keeps no session and nothing will be resumable.
+   */
+  offer(requestId: JsonRpcId, header: string | null): void {
+    if (header === null) return
+    if (!validSessionId.test(header)) {
+      throw new TransportError('protocol', `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`)
+    }
+    this.#offered = {requestId, sessionId: header}
+  }
+
+  /**
+   * The response `responseId` reached the Client. The session ID offered with the initialize response is taken
+   * only now, and only when that response is a result: an error answering initialize starts no session. Returns
+   * the adopted ID.
+   */
+  settleOffer(responseId: JsonRpcId, result: JsonValue | undefined): string | undefined {
+    const offered = this.#offered
+    if (offered?.requestId !== responseId) return undefined
+    this.#offered = undefined
+    if (result === undefined) return undefined
+    this.#id = offered.sessionId
+    this.#initializeResult = result
+    void this.#reserveWireIds(this.#nextWireId)
+    return offered.sessionId
+  }
+
+  /** True when `version` starts the era without sessions while a session is held: end it before the switch. */
+  endsSession(version: string): boolean {
+    return version >= statelessRevision && this.#id !== undefined
+  }
+
+  /** The negotiated version, sent as `MCP-Protocol-Version` and kept with the session. */
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version
+    // [spec 2026-07-28] no sessions, GET streams or event IDs: anything of the kind the server sent is ignored.
+    if (version >= statelessRevision) this.#stateless = true
+    else if (this.#id !== undefined) void this.#records.saveSession(this.#record())
+  }
+
+  /** The next request ID for the wire; a block of them is reserved in the store before any is used. */
+  async nextWireId(): Promise<number> {
+    const wireId = this.#nextWireId++
+    // [spec basic] a request ID is never reused within a session, across processes too.
+    if (this.#id !== undefined && wireId >= this.#reservedWireIds) void this.#reserveWireIds(wireId)
+    await this.#reservation
+    return wireId
+  }
+
+  /** Stores server request `key`'s message (the request, or the Client's answer); deletes it when undefined. */
+  keep(key: string, message: JSONRPCMessage | undefined): Promise<void> {
+    if (this.#id === undefined) return Promise.resolve()
+    return this.#records.saveServerRequest(this.#id, key, message as JsonValue | undefined)
+  }
+
+  /** Forgets the session; the returned promise resolves when its records are gone from the store too. */
+  end(): Promise<void> {
+    this.#id = undefined
+    this.#protocolVersion = undefined
+    this.#initializeResult = undefined
+    return this.#records.clearSession()
+  }
+
+  /** Reserves the block of wire IDs that starts at `from`, in the store, before any of them is used. */
+  #reserveWireIds(from: number): Promise<void> {
+    this.#reservedWireIds = from + wireIdBlock
+    this.#reservation = this.#records.saveSession(this.#record())
+    return this.#reservation
+  }
+
+  #record(): SessionRecord {
+    return {
+      sessionId: this.#id!,
+      protocolVersion: this.#protocolVersion,
+      initializeResult: this.#initializeResult,
+      requestIdsReserved: this.#reservedWireIds,
+    }
+  }
+}

@@ -1,0 +1,257 @@
+import {firstBackoff, retryWithBackoff, sleep} from '../backoff.ts'
+import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from '../decision.ts'
+import {TransportError} from '../errors.ts'
+import type {TransportEvent, TransportMetrics} from '../events.ts'
+import {discard, exchange, httpError, isEventStream, type HttpClient} from '../http.ts'
+import type {ResolvedOptions} from '../options.ts'
+import type {OpenStreams} from './open-streams.ts'
+import {asError, type ReadOutcome} from './reader.ts'
+import type {Connection, Stream} from './stream.ts'
+
+/*
+ * The life of one stream, from its first connection to its end: the reconnect state machine
+ * (docs/design.md#the-state-machine). Every box is a step below; every arrow is named after what happened.
+ *
+ *   follow(stream, body): a POST answered with an event stream      open(stream, 'open' | 'reattach' | 'resume')
+ *         │                                                                   │
+ *         ▼                                                                   ▼
+ *   ┌─► READING ── completed ───────────────────────────────────────► ENDED completed
+ *   │      │  ──── silent (resumed, nothing within resumeTimeoutMs) ─► ENDED silent
+ *   │      │  ──── broke-after-progress ──► a new series of attempts: WAITING, attempt 1
+ *   │      └───── broke-before-progress ──► FAILED ATTEMPT
+ *   │
+ *   │   WAITING ── the stream's `retry`, else the backoff ──► DECIDING
+ *   │   DECIDING (decideReconnect, from what is held now)
+ *   │      ├── stream-resumption, or session-resumption of the standalone stream ──► CONNECTING
+ *   │      └── session-resumption of a request stream, new-session ──► ENDED abandoned (its request settled)
+ *   │   CONNECTING: GET, its answer classified (classifyStreamAnswer)
+ *   └───── open
+ *          ├── cursor-refused ──► DECIDING at once, without that cursor
+ *          ├── transient (408, 409, 429, 5xx, network failure) ──► FAILED ATTEMPT
+ *          ├── session-expired ──► ENDED: the session ends, and every stream with it
+ *          ├── not-offered, ended-by-server ──► ENDED (its request settled outcome-unknown)
+ *          └── refused (any other status) ──► ENDED given-up
+ *   FAILED ATTEMPT ── attempts left ──► WAITING (the backoff grows); none left ──► ENDED given-up
+ *
+ * An abort (close, cancellation, the session ending) stops it at any step, silently: whoever aborted accounts for it.
+ */
+
+/** How a stream that has no connection yet starts. */
+export type Opening =
+  /** The standalone stream, first opened after `notifications/initialized`: a GET without cursor. */
+  | 'open'
+  /** Re-attaching a held session (a new process, an app-kept session ID): decided like a reconnect, at once. */
+  | 'reattach'
+  /** A stream that broke, or a previous process's stream: decided like a reconnect, after the stream's wait. */
+  | 'resume'
+
+/** How a stream ended, named after what happened. */
+type Ending =
+  | {reason: 'completed' | 'abandoned' | 'session-expired'}
+  | {reason: 'silent' | 'not-offered' | 'ended-by-server' | 'given-up'; error: TransportError}
+
+/** What the next connection sends, or the stream's end. */
+type Plan = {branch: ReconnectBranch | 'open'; lastEventId: string | undefined} | Ending
+
+/** What the state machine needs from the transport. */
+export interface LifecycleHost {
+  readonly http: HttpClient
+  readonly options: Pick<ResolvedOptions, 'reconnect' | 'resumeTimeoutMs'>
+  readonly metrics: TransportMetrics
+  sessionId(): string | undefined
+  protocolVersion(): string | undefined
+  /** Reads one connection (docs/design.md#reading-a-connection). */
+  read(connection: Connection, body: ReadableStream<Uint8Array>): Promise<ReadOutcome>
+  /** Where cursors are stored: a refused one's record is deleted. */
+  readonly cursors: Pick<OpenStreams, 'saveCursor'>
+  /** Settles `stream`'s request, if it carries one, with `error`. */
+  settle(stream: Stream, error: TransportError): void
+  /** [spec transports, session management] the session is gone: end it, report it once. */
+  expireSession(error: TransportError): Promise<void>
+  /** The server offers no standalone GET stream: never open one again in this session. */
+  standaloneNotOffered(): void
+  /** Attaches a fresh standalone stream without cursor: the session's server requests are re-emitted there. */
+  reattachStandalone(): void
+  removeStream(stream: Stream): void
+  emit(event: TransportEvent): void
+  report(error: unknown): void
+  track(task: Promise<void>): void
+}
+
+export class StreamLifecycle {
+  readonly #host: LifecycleHost
+
+  constructor(host: LifecycleHost) {
+    this.#host = host
+  }
+
+  /** Follows `stream` from its first connection, already open: a POST answered with an event stream. */
+  follow(stream: Stream, body: ReadableStream<Uint8Array>): Promise<void> {
+    return this.#run(stream, async () => {
+      const outcome = await this.#host.read({stream, branch: 'open', resumed: false}, body)
+      return outcome === 'completed' ? {reason: 'completed'} : 'broke'
+    })
+  }
+
+  /** Opens `stream`, then follows it to its end. */
+  open(stream: Stream, opening: Opening): Promise<void> {
+    return this.#run(stream, () => this.#series(stream, opening))
+  }
+
+  async #run(stream: Stream, first: () => Promise<Ending | 'broke'>): Promise<void> {
+    try {
+      let step = await first()
+      // A connection that made progress and broke starts a fresh series: the attempt count is reset.
+      while (step === 'broke') step = await this.#series(stream, 'resume')
+      this.#end(stream, step)
+    } catch (error) {
+      // Closed, cancelled or expired: already accounted for by whoever aborted it.
+      if (!stream.controller.signal.aborted) this.#end(stream, this.#givenUp(stream, error))
+    } finally {
+      this.#host.removeStream(stream)
+    }
+  }
+
+  /**
+   * One series of attempts to reconnect `stream` (p-retry spaces failed attempts). Resolves 'broke' when a
+   * connection made progress and broke, or how the stream ended; rejects when attempts run out.
+   */
+  #series(stream: Stream, opening: Opening): Promise<Ending | 'broke'> {
+    const {signal} = stream.controller
+    const policy = this.#host.options.reconnect
+    return retryWithBackoff(
+      async (attempt) => {
+        // [spec 2025-11-25 transports] the client MUST wait the stream's `retry` before reconnecting; without one,
+        // the first reconnect of a series waits a first backoff (p-retry spaces the later ones).
+        if (opening === 'resume' || attempt > 1) {
+          const wait = stream.retryMs ?? (attempt === 1 ? firstBackoff(policy) : 0)
+          if (wait > 0) await sleep(wait, signal)
+        }
+        let plan: Plan = opening === 'open' && attempt === 1 ? {branch: 'open', lastEventId: undefined} : this.#decide(stream)
+        for (;;) {
+          if ('reason' in plan) return plan
+          const step = await this.#connect(stream, plan, attempt)
+          if (step !== 'cursor-refused') return step
+          plan = this.#decide(stream)
+        }
+      },
+      policy,
+      signal,
+      (error, attempt) => this.#host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt, error}),
+    )
+  }
+
+  /** DECIDING: what the next connection of `stream` sends, from what is held now, or how the stream ends. */
+  #decide(stream: Stream): Plan {
+    const host = this.#host
+    const decision = decideReconnect({sessionId: host.sessionId(), ...stream.cursorFacts(), stream: stream.kind})
+    if (decision.branch === 'stream-resumption') return {branch: decision.branch, lastEventId: decision.lastEventId}
+    if (decision.dropCursor) stream.dropCursor()
+    if (decision.settleRequest) {
+      // The answer was on this stream and only a cursor could have brought it back.
+      const why = stream.refusal ?? new TransportError('network', 'the stream broke before any event ID')
+      host.settle(stream, outcomeUnknown(`${stream.describe()}: ${why.message}; the request was not sent again`, why))
+    }
+    if (decision.branch === 'session-resumption' && stream.kind === 'standalone') {
+      return {branch: decision.branch, lastEventId: undefined}
+    }
+    // The session's server requests come back on a fresh standalone stream, attached without a cursor.
+    if (decision.branch === 'session-resumption') host.reattachStandalone()
+    return {reason: 'abandoned'}
+  }
+
+  /** CONNECTING: one GET for `stream`, then READING when it opened. Throws for a failed attempt. */
+  async #connect(stream: Stream, {branch, lastEventId}: Exclude<Plan, Ending>, attempt: number): Promise<Ending | 'broke' | 'cursor-refused'> {
+    const host = this.#host
+    const sessionId = host.sessionId()
+    const headers = {'mcp-session-id': sessionId, 'last-event-id': lastEventId}
+    const {kind, requestId} = stream
+    if (branch === 'open') {
+      host.emit({type: 'stream-opened', stream: kind, requestId, headers})
+    } else {
+      if (branch === 'stream-resumption') host.metrics.streamResumptions++
+      if (branch === 'session-resumption') host.metrics.sessionResumptions++
+      host.emit({type: 'reconnect', stream: kind, requestId, branch, attempt, headers})
+    }
+    // [spec 2025-11-25 transports] resumption is always a GET with Last-Event-ID, whatever opened the stream.
+    const response = await exchange(host.http, {
+      method: 'GET',
+      sessionId,
+      protocolVersion: host.protocolVersion(),
+      lastEventId,
+      signal: stream.controller.signal,
+    })
+    const {status} = response
+    const answer = classifyStreamAnswer({
+      status,
+      eventStream: isEventStream(response.headers.get('content-type')),
+      sentSession: sessionId !== undefined,
+      sentCursor: lastEventId !== undefined,
+    })
+    const what = `GET ${stream.describe()}`
+    if (answer === 'open') return this.#read({stream, branch, resumed: lastEventId !== undefined}, response.body!)
+    if (answer === 'transient') throw await httpError(response, what)
+    if (answer === 'refused') return this.#givenUp(stream, await httpError(response, what))
+    discard(response)
+    switch (answer) {
+      case 'session-expired':
+        await host.expireSession(new TransportError('session-expired', `Session ${sessionId} has expired (HTTP 404 on GET)`, {status}))
+        return {reason: 'session-expired'}
+      case 'cursor-refused': {
+        const error = new TransportError('resumption-rejected', `The server refused Last-Event-ID ${JSON.stringify(lastEventId)} of ${stream.describe()} (HTTP ${status})`, {status})
+        stream.refuse(error)
+        // Its record goes too: a later process must not send it again.
+        host.track(host.cursors.saveCursor(stream))
+        host.emit({type: 'cursor-rejected', stream: kind, requestId, lastEventId: lastEventId!, status})
+        // A request stream reports it through its request; the standalone stream has no caller.
+        if (kind === 'standalone') host.report(error)
+        return 'cursor-refused'
+      }
+      case 'not-offered':
+        if (kind === 'standalone') host.standaloneNotOffered()
+        return {reason: 'not-offered', error: outcomeUnknown(`${stream.describe()} cannot be resumed: the server offers no GET stream (HTTP ${status})`, undefined, status)}
+      case 'ended-by-server':
+        return {reason: 'ended-by-server', error: outcomeUnknown(`The server ended ${stream.describe()} before answering (HTTP ${status})`, undefined, status)}
+    }
+  }
+
+  /** READING a reconnected connection. Throws for a failed attempt: it brought nothing new. */
+  async #read(connection: Connection, body: ReadableStream<Uint8Array>): Promise<Ending | 'broke'> {
+    const {stream} = connection
+    switch (await this.#host.read(connection, body)) {
+      case 'completed':
+        return {reason: 'completed'}
+      case 'broke-after-progress':
+        return 'broke'
+      case 'broke-before-progress':
+        throw new TransportError('network', `${stream.describe()} closed before any new event`)
+      case 'silent': {
+        // [SDK interop] the SDK's example InMemoryEventStore answers a Last-Event-ID it does not know with 200 and a
+        // stream that never carries anything: waiting longer would hang the request for ever.
+        const why = `the server sent nothing for ${this.#host.options.resumeTimeoutMs} ms after resuming from Last-Event-ID ${JSON.stringify(stream.cursorFor(this.#host.sessionId()))}`
+        return {reason: 'silent', error: outcomeUnknown(`${stream.describe()}: ${why}; the request was not sent again`)}
+      }
+    }
+  }
+
+  #givenUp(stream: Stream, error: unknown): Ending {
+    const cause = asError(error)
+    return {reason: 'given-up', error: outcomeUnknown(`${stream.describe()} could not be resumed: ${cause.message}; the request was not sent again`, cause)}
+  }
+
+  /** ENDED: what the end means for the stream's request, or for the app when it is the standalone stream. */
+  #end(stream: Stream, ending: Ending): void {
+    const host = this.#host
+    if (ending.reason === 'session-expired') return
+    if ('error' in ending) {
+      if (stream.kind === 'request') host.settle(stream, ending.error)
+      else if (ending.reason === 'given-up') host.report(ending.error.cause ?? ending.error)
+    }
+    host.emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: ending.reason})
+  }
+}
+
+/** The request may have run and its answer cannot arrive: the app decides whether running it again is safe. */
+function outcomeUnknown(message: string, cause?: unknown, status?: number): TransportError {
+  return new TransportError('outcome-unknown', message, {cause, status})
+}

@@ -1,0 +1,104 @@
+import {TransportError} from '../errors.ts'
+import type {SessionRecords} from '../persistence/records.ts'
+import {Stream, type StreamInit} from './stream.ts'
+
+/** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
+const streamOver = new TransportError('aborted', 'The stream is over')
+/**
+ * How long a cursor that delivered nothing (a priming event, an ID-only ping) may wait for its store write: a
+ * request answered meanwhile writes nothing at all, and a crash loses at most this much of a stream that has
+ * delivered nothing yet (docs/design.md#what-is-persisted).
+ */
+const quietCursorWriteMs = 250
+
+/**
+ * The streams of the transport, by key ('standalone' or 'request:<wire ID>'), and the store records of their
+ * cursors: one record per stream, so that a cursor write costs one stream, however many are open.
+ */
+export class OpenStreams {
+  readonly #records: SessionRecords
+  readonly #sessionId: () => string | undefined
+  readonly #track: (task: Promise<void>) => void
+  readonly #streams = new Map<string, Stream>()
+  /** Streams whose record may exist in the store: only those have one to delete. */
+  readonly #stored = new Set<string>()
+  /** Cursor writes put off by {@link saveCursorSoon}. */
+  readonly #soon = new Map<Stream, ReturnType<typeof setTimeout>>()
+
+  constructor(records: SessionRecords, sessionId: () => string | undefined, track: (task: Promise<void>) => void) {
+    this.#records = records
+    this.#sessionId = sessionId
+    this.#track = track
+  }
+
+  /** A new stream, aborted with `lifetime`. */
+  add(lifetime: AbortSignal, init: StreamInit): Stream {
+    const stream = new Stream(lifetime, init)
+    this.#streams.set(stream.key, stream)
+    if (init.stored !== undefined) this.#stored.add(stream.key)
+    return stream
+  }
+
+  get(key: string): Stream | undefined {
+    return this.#streams.get(key)
+  }
+
+  has(key: string): boolean {
+    return this.#streams.has(key)
+  }
+
+  /** Aborts every stream with `reason`. */
+  abortAll(reason: TransportError): void {
+    for (const stream of this.#streams.values()) stream.controller.abort(reason)
+  }
+
+  /** Stores `stream`'s cursor as it is now (its record goes once it has nothing valid); coalesced per stream. */
+  saveCursor(stream: Stream): Promise<void> {
+    this.#cancelSoon(stream)
+    const sessionId = this.#sessionId()
+    if (sessionId === undefined) return Promise.resolve()
+    if (stream.persistable(sessionId) === undefined && !this.#stored.has(stream.key)) return Promise.resolve()
+    this.#stored.add(stream.key)
+    return this.#records.saveStream(sessionId, stream.key, () => stream.persistable(sessionId))
+  }
+
+  /** Stores `stream`'s cursor a little later, unless a write or the stream's end comes first. */
+  saveCursorSoon(stream: Stream): void {
+    if (this.#soon.has(stream)) return
+    this.#soon.set(
+      stream,
+      setTimeout(() => this.#track(this.saveCursor(stream)), quietCursorWriteMs),
+    )
+  }
+
+  /** Stores now a cursor write that {@link saveCursorSoon} put off: the connection broke, and a crash now would lose it. */
+  flushSoon(stream: Stream): void {
+    if (this.#soon.has(stream)) this.#track(this.saveCursor(stream))
+  }
+
+  /**
+   * Forgets `stream` and aborts it. Its record goes with it, unless the transport is `closing`: a stream cut short
+   * by `close()` keeps its cursor in the store, so the next process resumes from it.
+   */
+  remove(stream: Stream, closing: boolean): void {
+    if (this.#streams.get(stream.key) !== stream) return
+    this.#streams.delete(stream.key)
+    stream.controller.abort(streamOver)
+    const waiting = this.#cancelSoon(stream)
+    if (closing) {
+      if (waiting) this.#track(this.saveCursor(stream))
+      return
+    }
+    const sessionId = this.#sessionId()
+    if (sessionId === undefined || !this.#stored.delete(stream.key)) return
+    this.#track(this.#records.saveStream(sessionId, stream.key, () => undefined))
+  }
+
+  #cancelSoon(stream: Stream): boolean {
+    const timer = this.#soon.get(stream)
+    if (timer === undefined) return false
+    clearTimeout(timer)
+    this.#soon.delete(stream)
+    return true
+  }
+}

@@ -1,0 +1,176 @@
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {abortedError} from '../errors.ts'
+import type {TransportEvent, TransportMetrics} from '../events.ts'
+import {methodOf, parseMessages, requestIdOf, responseIdOf} from '../jsonrpc.ts'
+import type {ResolvedOptions} from '../options.ts'
+import {EventBatches, type SseBatch} from './event-batches.ts'
+import type {OpenStreams} from './open-streams.ts'
+import {watchSilence} from './silence.ts'
+import type {Connection, Stream} from './stream.ts'
+
+/** How reading one connection ended, named after what happened. */
+export type ReadOutcome =
+  /** The stream's request was answered: nothing more to read, ever. */
+  | 'completed'
+  /** The connection ended or broke after bringing events, or after living long: worth a fresh series of attempts. */
+  | 'broke-after-progress'
+  /** The connection ended or broke before bringing anything new: a failed attempt. */
+  | 'broke-before-progress'
+  /** Resumed with `Last-Event-ID`, the server sent nothing within `resumeTimeoutMs`. */
+  | 'silent'
+
+/** What reading needs from the transport. */
+export interface ReaderHost {
+  readonly metrics: TransportMetrics
+  readonly options: Pick<ResolvedOptions, 'durability' | 'resumeTimeoutMs' | 'reconnect'>
+  /** The session events are read in, and whether the era has event IDs at all. */
+  sessionId(): string | undefined
+  stateless(): boolean
+  /** Where cursors are stored: now, a little later when nothing was delivered, or now what was put off. */
+  readonly cursors: Pick<OpenStreams, 'saveCursor' | 'saveCursorSoon' | 'flushSoon'>
+  /** Keeps a server request for a restart, before it is delivered; undefined when it is not a new one. */
+  keepServerRequest(message: JSONRPCMessage): Promise<void> | undefined
+  /** Hands one message to the Client, de-duplicated; a response marks the stream of its request answered. */
+  take(message: JSONRPCMessage, reemitted: boolean): void
+  emit(event: TransportEvent): void
+  report(error: unknown): void
+  track(task: Promise<void>): void
+}
+
+/** A batch ready for delivery once `stored` resolves. */
+interface Prepared {
+  messages: JSONRPCMessage[]
+  stored: Promise<void>
+}
+
+/**
+ * Reads one connection of a stream: each batch of events is de-duplicated, moves the cursor, has its cursor
+ * stored, is parsed, then delivered in order (docs/design.md#reading-a-connection). The store write of a batch
+ * overlaps its own parsing and the delivery of the batch before it, and delivery never overtakes the write that
+ * covers it. A broken connection is not an error here: the outcome says what happened.
+ */
+export async function readConnection(host: ReaderHost, connection: Connection, body: ReadableStream<Uint8Array>): Promise<ReadOutcome> {
+  const {stream} = connection
+  const reemitted = connection.branch === 'session-resumption'
+  const openedAt = Date.now()
+  const silence = watchSilence(connection, host.options.resumeTimeoutMs)
+  const batches = new EventBatches(body, silence?.signal ?? stream.controller.signal)
+  let received = 0
+  try {
+    let ready: Prepared | undefined
+    for (;;) {
+      // While a batch waits for its write, what arrived meanwhile starts its own; else wait for more.
+      const batch = ready === undefined ? await batches.next() : batches.take()
+      if (batch === undefined && ready === undefined) break
+      const next = batch === undefined ? undefined : prepare(host, connection, batch)
+      received += batch?.events.length ?? 0
+      if (received > 0) silence?.disarm()
+      if (ready !== undefined) {
+        await ready.stored
+        await deliverAll(host, ready.messages, stream, reemitted)
+        if (stream.answered) break
+      }
+      ready = next
+    }
+  } catch (error) {
+    if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
+    if (silence?.expired === true) return 'silent'
+    // A read failure is a dropped connection; what follows is the reconnect decision's business.
+    host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
+  } finally {
+    silence?.release()
+    await batches.close()
+  }
+  if (stream.answered) return 'completed'
+  // The connection is gone and the stream lives on: its position must survive a crash while it reconnects.
+  host.cursors.flushSoon(stream)
+  // An idle stream that lived longer than the longest backoff was healthy: its end is no failed attempt.
+  const lived = Date.now() - openedAt >= host.options.reconnect.maxDelayMs
+  return received > 0 || lived ? 'broke-after-progress' : 'broke-before-progress'
+}
+
+/**
+ * One batch of a connection: duplicates dropped, cursor and `retry` moved, data parsed, then the store writes it
+ * needs started (`stored`: when they are durable, unless durability is relaxed).
+ */
+function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: SseBatch): Prepared {
+  const {stream} = connection
+  // [spec 2025-11-25 transports] `retry` is per stream.
+  if (retryMs !== undefined) stream.retryMs = retryMs
+  let cursorMoved = retryMs !== undefined
+  const data: string[] = []
+  const sessionId = host.sessionId()
+  const tracksIds = !host.stateless()
+  for (const event of events) {
+    if (event.id !== undefined && tracksIds) {
+      if (event.id !== '' && !stream.seen.addIfNew(event.id, true)) {
+        host.metrics.duplicatesDropped++
+        host.emit({type: 'duplicate-dropped', what: 'event', id: event.id})
+        continue
+      }
+      // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
+      stream.advance(event.id, sessionId)
+      cursorMoved = true
+    }
+    // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
+    if (event.data === '') continue
+    if (connection.resumed) host.metrics.replayedEvents++
+    if (event.event === undefined || event.event === 'message') data.push(event.data)
+  }
+  const messages: JSONRPCMessage[] = []
+  for (const text of data) parseInto(host, messages, text)
+  // The cursor is stored before what it covers is delivered, except when the batch brings the stream's answer
+  // (the stream then has nothing left to resume) or nothing to deliver (a priming event, an ID-only ping: it can
+  // wait). A plain call thus writes nothing at all (docs/design.md#what-is-persisted).
+  const writes: Promise<void>[] = []
+  if (cursorMoved) {
+    const answers = stream.requestId !== undefined && messages.some((message) => responseIdOf(message) === stream.requestId)
+    if (messages.length === 0) host.cursors.saveCursorSoon(stream)
+    else if (!answers) writes.push(host.cursors.saveCursor(stream))
+  }
+  // A server request is kept before it is delivered: a restart past its cursor must not lose it.
+  for (const message of messages) {
+    const kept = host.keepServerRequest(message)
+    if (kept !== undefined) writes.push(kept)
+  }
+  if (writes.length === 0) return {messages, stored: Promise.resolve()}
+  const saved = writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {})
+  if (host.options.durability === 'strict') return {messages, stored: saved}
+  host.track(saved)
+  return {messages, stored: Promise.resolve()}
+}
+
+/** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
+function parseInto(host: ReaderHost, messages: JSONRPCMessage[], data: string): void {
+  try {
+    parseMessages(data, messages)
+  } catch (error) {
+    host.report(error)
+  }
+}
+
+/**
+ * Hands `messages` to the Client in order (those of `stream`, or of a JSON answer). Yields a turn before a response that follows other messages:
+ * [SDK interop] the SDK Client dispatches a notification one microtask after receiving it but settles a response
+ * at once, so a request's last progress and its response in one turn would lose the progress.
+ */
+export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit'>, messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
+  let delivered = false
+  for (const message of messages) {
+    const responseId = responseIdOf(message)
+    if (delivered && responseId !== undefined) await Promise.resolve()
+    stream?.controller.signal.throwIfAborted()
+    if (stream?.orphan === true && responseId === undefined && requestIdOf(message) === undefined) {
+      // Progress and logs of a request this process never made would only confuse the Client.
+      host.emit({type: 'orphaned-notification', method: methodOf(message)})
+      continue
+    }
+    if (stream?.orphan === true && responseId === stream.requestId) stream.answered = true
+    delivered = true
+    host.take(message, reemitted)
+  }
+}
+
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error))
+}
