@@ -5,7 +5,7 @@
 import type {TransportEvent, TransportMetrics} from '../src/index.ts'
 import {zeroMetrics} from '../src/events.ts'
 import type {ReferenceServer} from '../src/testing/node.ts'
-import {closedByTransport, messageOf, resultText} from './wording.ts'
+import {messageOf, resultText} from './wording.ts'
 
 const color = process.stdout.isTTY && process.env['NO_COLOR'] === undefined
 type Paint = (text: string) => string
@@ -99,8 +99,6 @@ export class Narrator {
         break
       }
       case 'reconnect-failed':
-        // Closing the transport ends its streams' attempts: nothing failed.
-        if (closedByTransport(event.error)) break
         // attempt 0: a connection that broke while being read; later ones: a reconnect that failed.
         if (event.attempt === 0) say(`${who}${red('✂')} ${streamName(event.stream, event.requestId)} broke ${dim(`(${messageOf(event.error)})`)}`)
         else say(`${who}${dim(`· attempt ${event.attempt} failed: ${messageOf(event.error)}`)}`)

@@ -15,11 +15,6 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-/** True for the failure every stream reports when its transport closes: nothing went wrong. */
-export function closedByTransport(error: unknown): boolean {
-  return messageOf(error) === 'The transport was closed'
-}
-
 /** The text of a tool result (a `callTool` result, or the JSON-RPC response carrying one), or of its error. */
 export function resultText(message: unknown): string {
   const response = message as {result?: {content?: {text?: string}[]}; content?: {text?: string}[]; error?: {message?: string}}

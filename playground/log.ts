@@ -3,7 +3,7 @@
  * happened before it, next to what the reloaded page did.
  */
 import type {TransportEvent} from '../src/index.ts'
-import {closedByTransport, messageOf} from '../demo/wording.ts'
+import {messageOf} from '../demo/wording.ts'
 import {byId, clock, h} from './dom.ts'
 
 export type Tone = 'info' | 'good' | 'warn' | 'bad' | 'fault' | 'muted'
@@ -125,7 +125,6 @@ export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | '
         text: `↻ ${event.branch} · Last-Event-ID ${event.headers['last-event-id'] ?? '—'}`,
       }
     case 'reconnect-failed':
-      if (closedByTransport(event.error)) return undefined
       if (event.attempt === 0) return {lane: laneOf(event.stream, event.requestId), tone: 'fault', text: `✂ connection broke (${messageOf(event.error)})`}
       return {lane: laneOf(event.stream, event.requestId), tone: 'warn', text: `attempt ${event.attempt} failed: ${messageOf(event.error)}`}
     case 'cursor-rejected':

@@ -13,32 +13,9 @@ import {
   type ResumptionStore,
 } from '../src/index.ts'
 import type {Cut, ReferenceServer, ReferenceServerOptions} from '../src/testing/index.ts'
-import {connect, eventsOf, network, until, url, useMock, type Harness} from './fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock, type GetAnswer, type Harness, type SeenGet} from './fixtures/harness.ts'
 import {quiet, realTurns} from './fixtures/timing.ts'
 import {codeOf, frame, sse, tap} from './fixtures/wire.ts'
-
-interface SeenGet {
-  sessionId: string | undefined
-  lastEventId: string | undefined
-}
-
-type GetAnswer = (get: SeenGet, index: number) => Response | Promise<Response | undefined> | undefined
-
-/**
- * Every GET, answered by `answer`; undefined hands it to `mock` at once (so a fault armed after the GET was seen
- * is not taken by it).
- */
-function interceptGets(mock: ReferenceServer, answer: GetAnswer): SeenGet[] {
-  const gets: SeenGet[] = []
-  network.use(
-    http.get(url, async ({request}) => {
-      const get = {sessionId: request.headers.get('mcp-session-id') ?? undefined, lastEventId: request.headers.get('last-event-id') ?? undefined}
-      gets.push(get)
-      return (await answer(get, gets.length - 1)) ?? mock.handle(request)
-    }),
-  )
-  return gets
-}
 
 const passThrough: GetAnswer = () => undefined
 /** Resume GETs (with a cursor) get `status`; the rest goes to the mock. */
