@@ -36,7 +36,7 @@ describe('a refused cursor', () => {
 
   it('stops mattering once the stream brings a new event: the next break resumes from that one', async () => {
     const mock = useMock()
-    const gets = interceptGets(mock, (get, index) => {
+    const gets = interceptGets(mock, (_get, index) => {
       if (index === 0) return sse([frame('g1', notice)], 'error')
       // The first cursor is refused; the stream is re-attached without one, brings g2, and breaks again.
       if (index === 1) return new Response(null, {status: 400})
