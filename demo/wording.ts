@@ -2,13 +2,7 @@
  * How the demo and the playground put results and errors into words. No Node built-in: the playground's page
  * imports it too.
  */
-import {isTransportError} from '../src/index.ts'
-
-/** The TransportError code a call failed with: thrown by `send`, or carried by the JSON-RPC error that settled it. */
-export function codeOf(error: unknown): string | undefined {
-  if (isTransportError(error)) return error.code
-  return (error as {data?: {code?: string}} | undefined)?.data?.code
-}
+export {transportErrorCodeOf as codeOf} from '../src/index.ts'
 
 /** An error's message; a client process sends errors as their message. */
 export function messageOf(error: unknown): string {

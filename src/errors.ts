@@ -11,14 +11,9 @@
  * - `protocol`: the server sent something that is not valid Streamable HTTP or JSON-RPC.
  * - `aborted`: the transport was closed while the operation was under way.
  */
-export type TransportErrorCode =
-  | 'session-expired'
-  | 'outcome-unknown'
-  | 'resumption-rejected'
-  | 'http'
-  | 'network'
-  | 'protocol'
-  | 'aborted'
+export type TransportErrorCode = (typeof transportErrorCodes)[number]
+
+const transportErrorCodes = ['session-expired', 'outcome-unknown', 'resumption-rejected', 'http', 'network', 'protocol', 'aborted'] as const
 
 export interface TransportErrorOptions {
   /** The HTTP status that caused the error, when there was one. */
@@ -46,6 +41,17 @@ export function isTransportError(value: unknown, code?: TransportErrorCode): val
     value instanceof TransportError ||
     (value instanceof Error && value.name === 'TransportError' && typeof (value as {code?: unknown}).code === 'string')
   return isOne && (code === undefined || (value as TransportError).code === code)
+}
+
+/**
+ * The {@link TransportErrorCode} a failed call carries, whichever way it failed: the TransportError `send` threw,
+ * or the JSON-RPC error a settled request was answered with (the SDK Client rejects with an `McpError` whose
+ * `data.code` holds the code). Undefined for any other error.
+ */
+export function transportErrorCodeOf(error: unknown): TransportErrorCode | undefined {
+  if (isTransportError(error)) return error.code
+  const code = (error as {data?: {code?: unknown}} | null | undefined)?.data?.code
+  return transportErrorCodes.find((known) => known === code)
 }
 
 /** The abort reason of `signal` as a TransportError, for work cut short by `close()`. */

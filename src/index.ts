@@ -1,6 +1,6 @@
 export {ResumableHTTPClientTransport} from './transport.ts'
 export {MemoryStore, type JsonValue, type ResumptionStore} from './persistence/store.ts'
-export {TransportError, isTransportError, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
+export {TransportError, isTransportError, transportErrorCodeOf, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
 export type {FetchLike, ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
 export type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'

@@ -127,13 +127,17 @@ export class StreamLifecycle {
           const wait = stream.retryMs ?? (attempt === 1 ? firstBackoff(policy) : 0)
           if (wait > 0) await sleep(wait, signal)
         }
-        let plan: Plan = opening === 'open' && attempt === 1 ? {branch: 'open', lastEventId: undefined} : this.#decide(stream)
-        for (;;) {
-          if ('reason' in plan) return plan
-          const step = await this.#connect(stream, plan, attempt)
-          if (step !== 'cursor-refused') return step
-          plan = this.#decide(stream)
-        }
+        const plan = opening === 'open' && attempt === 1 ? {branch: 'open' as const, lastEventId: undefined} : this.#decide(stream)
+        if ('reason' in plan) return plan
+        const step = await this.#connect(stream, plan, attempt)
+        if (step !== 'cursor-refused') return step
+        // Decided again at once, without that cursor. A refused cursor is never sent again, so this connects
+        // without one; were it refused again, the failed attempt would back off rather than spin.
+        const next = this.#decide(stream)
+        if ('reason' in next) return next
+        const retried = await this.#connect(stream, next, attempt)
+        if (retried === 'cursor-refused') throw new TransportError('resumption-rejected', `${stream.describe()}: a cursor was refused twice in a row`)
+        return retried
       },
       policy,
       signal,

@@ -1,5 +1,5 @@
 /**
- * De-duplication (issue 3.g): an event ID already delivered on its stream, a response already delivered, and a
+ * De-duplication (docs/design.md#de-duplication): an event ID already delivered on its stream, a response already delivered, and a
  * server request already delivered never reach the Client twice; a server request that comes back after it
  * was answered gets the cached answer; the memory this takes is bounded.
  */
@@ -8,9 +8,9 @@ import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprot
 import fc from 'fast-check'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
-import type {ReferenceServer} from '../src/testing/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
-import {encoder, frame, tap} from './fixtures/wire.ts'
+import type {ReferenceServer} from '../../src/testing/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {encoder, frame, tap} from '../fixtures/wire.ts'
 
 /** A notification told apart by `n`. */
 const note = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: `n${n}`}})
@@ -79,8 +79,8 @@ async function setup(toMock?: (index: number) => boolean) {
 
 const answersTo = (mock: ReferenceServer, id: string): string[] => (mock.answers.get(id) ?? []).map((answer) => JSON.stringify(answer))
 
-describe('3.g: de-duplication', () => {
-  it('3.g: an event ID already delivered on the stream is dropped, within a connection and across a resume', async () => {
+describe('de-duplication', () => {
+  it('an event ID already delivered on the stream is dropped, within a connection and across a resume', async () => {
     const s = await setup()
     s.gets.channels[0]!.push(frame('e1', note(1)), frame('e2', note(2)), frame('e1', note(1)))
     s.gets.channels[0]!.close()
@@ -96,7 +96,7 @@ describe('3.g: de-duplication', () => {
     await s.client.close()
   })
 
-  it('3.g: a JSON-RPC response whose ID was already delivered is dropped, under a new event ID on another stream', async () => {
+  it('a JSON-RPC response whose ID was already delivered is dropped, under a new event ID on another stream', async () => {
     const s = await setup()
     await s.client.callTool({name: 'echo', arguments: {}})
     const first = s.delivered.find((message) => 'result' in message)!
@@ -119,7 +119,7 @@ describe('3.g: de-duplication', () => {
     await s.client.close()
   })
 
-  it('3.g: a replayed server request is not handed over while its answer is pending; once answered, the cached answer is re-sent', async () => {
+  it('a replayed server request is not handed over while its answer is pending; once answered, the cached answer is re-sent', async () => {
     const s = await setup()
     const sampling = gatedSampling(s.client)
     s.gets.channels[0]!.push(frame('s1', samplingRequest('srv-1')))
@@ -144,7 +144,7 @@ describe('3.g: de-duplication', () => {
     await s.client.close()
   })
 
-  it('3.g: a server request re-emitted on a stream attached without Last-Event-ID is not handed over again; once answered, the cached answer is re-sent', async () => {
+  it('a server request re-emitted on a stream attached without Last-Event-ID is not handed over again; once answered, the cached answer is re-sent', async () => {
     const s = await setup()
     const sampling = gatedSampling(s.client)
     const tool = s.client.callTool({name: 'ask', arguments: {count: 1}})
@@ -197,7 +197,7 @@ describe('3.g: de-duplication', () => {
     await s.client.close()
   })
 
-  it('3.g: bounded memory: after 5,000 event IDs on one stream, a replay of the oldest is no longer recognised while a recent one is', async () => {
+  it('bounded memory: after 5,000 event IDs on one stream, a replay of the oldest is no longer recognised while a recent one is', async () => {
     // The bound, by design: a stream remembers its latest event IDs only (about a thousand), not all of them,
     // so memory stays flat on a stream of any length. A server replays from near the cursor, so an ID far
     // behind it coming back is a server fault this transport does not guard against.

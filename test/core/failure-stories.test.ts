@@ -1,14 +1,14 @@
 /**
- * The two failures the design note observed in the field, reproduced against a server that behaves as it
- * describes, with the SDK Client on top: both must end well with this transport.
+ * The two failures observed in the field (docs/design.md#two-failures), reproduced against a server that behaves as
+ * that story describes, with the SDK Client on top: both must end well with this transport.
  */
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it} from 'vitest'
-import {MemoryStore} from '../src/index.ts'
-import {connect, eventsOf, until, useMock} from './fixtures/harness.ts'
-import {codeOf} from './fixtures/wire.ts'
+import {MemoryStore} from '../../src/index.ts'
+import {connect, eventsOf, until, useMock} from '../fixtures/harness.ts'
+import {codeOf} from '../fixtures/wire.ts'
 
-describe('design note, failure 1: restart without the event ID', () => {
+describe('failure 1: a restart without the event ID', () => {
   it('re-attaches by session ID alone and answers the two re-emitted sampling requests exactly once', async () => {
     const mock = useMock()
     // Process A: the sampling requests reach it on the tool's stream, and it dies before answering them.
@@ -41,7 +41,7 @@ describe('design note, failure 1: restart without the event ID', () => {
   })
 })
 
-describe('design note, failure 2: an event ID that outlived its session', () => {
+describe('failure 2: an event ID that outlived its session', () => {
   it('resumes with the dead session, gets 404, surfaces session-expired and never re-sends the tools/call', async () => {
     const mock = useMock({retryMs: 50})
     const {client, transport, errors} = await connect()

@@ -2,9 +2,9 @@
 import 'fake-indexeddb/auto'
 import {get as appGet, set as appSet} from 'idb-keyval'
 import {afterEach, describe, expect, expectTypeOf, test, vi} from 'vitest'
-import {ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
-import {IdbStore, type IdbStoreOptions} from '../src/idb.ts'
-import {expectStoreContract} from './fixtures/store-contract.ts'
+import {ResumableHTTPClientTransport, type ResumptionStore} from '../../src/index.ts'
+import {IdbStore, type IdbStoreOptions} from '../../src/idb.ts'
+import {expectStoreContract} from '../fixtures/store-contract.ts'
 
 const installed = Object.getOwnPropertyDescriptor(globalThis, 'indexedDB')!
 
@@ -59,7 +59,7 @@ describe('IdbStore', () => {
   test('where IndexedDB is missing: importing and constructing are fine; each call rejects with a TypeError', async () => {
     removeIndexedDB()
     vi.resetModules()
-    const module = await import('../src/idb.ts')
+    const module = await import('../../src/idb.ts')
     const store = new module.IdbStore()
     for (const call of [store.get('a'), store.set('a', 1), store.delete('a')]) {
       await expect(call).rejects.toThrow(TypeError)

@@ -1,5 +1,5 @@
 /**
- * Stream resumption (spec-and-sdk.md section 4, C14-C25) and the cursor/session boundary (issue 3.e):
+ * Stream resumption and the cursor/session boundary (docs/design.md#cursor):
  * a broken stream is resumed with GET + Last-Event-ID from its own cursor, inside the session that produced it.
  */
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
@@ -11,11 +11,11 @@ import {
   type JsonValue,
   type ResumableHTTPClientTransportOptions,
   type ResumptionStore,
-} from '../src/index.ts'
-import type {Cut, ReferenceServer, ReferenceServerOptions} from '../src/testing/index.ts'
-import {connect, eventsOf, interceptGets, network, until, url, useMock, type GetAnswer, type Harness, type SeenGet} from './fixtures/harness.ts'
-import {quiet, realTurns} from './fixtures/timing.ts'
-import {codeOf, frame, sse, tap} from './fixtures/wire.ts'
+} from '../../src/index.ts'
+import type {Cut, ReferenceServer, ReferenceServerOptions} from '../../src/testing/index.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock, type GetAnswer, type Harness, type SeenGet} from '../fixtures/harness.ts'
+import {quiet, realTurns} from '../fixtures/timing.ts'
+import {codeOf, frame, sse, tap} from '../fixtures/wire.ts'
 
 const passThrough: GetAnswer = () => undefined
 /** Resume GETs (with a cursor) get `status`; the rest goes to the mock. */
@@ -94,8 +94,8 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-describe('C: stream resumption', () => {
-  it('C14: the resume GET replays after the cursor, then the response; each event once, the original request resolves', async () => {
+describe('stream resumption', () => {
+  it('the resume GET replays after the cursor, then the response; each event once, the original request resolves', async () => {
     const s = await setup()
     const progress: number[] = []
     s.mock.faults.cutNext({after: 3, how: 'error'})
@@ -115,7 +115,7 @@ describe('C: stream resumption', () => {
     await s.client.close()
   })
 
-  it('C15: drops replayed events already delivered (a server that replays from too far back)', async () => {
+  it('drops replayed events already delivered (a server that replays from too far back)', async () => {
     // The server ignores the cursor and replays from the priming event: progress 1 and 2 come again.
     const s = await setup((get) => {
       if (get.lastEventId === undefined) return undefined
@@ -138,7 +138,7 @@ describe('C: stream resumption', () => {
     await s.client.close()
   })
 
-  it('C15: ignores a second response for a completed request replayed on a resumed stream', async () => {
+  it('ignores a second response for a completed request replayed on a resumed stream', async () => {
     // The standalone stream closes after g_1; its resume replays a response the Client already has.
     let replay!: (message: object) => void
     const replayed = new Promise<object>((resolve) => (replay = resolve))
@@ -159,7 +159,7 @@ describe('C: stream resumption', () => {
     await s.client.close()
   })
 
-  it('C16: a resume GET that drops before any new event is followed by one with the same Last-Event-ID, never an empty one', async () => {
+  it('a resume GET that drops before any new event is followed by one with the same Last-Event-ID, never an empty one', async () => {
     const s = await setup((get) => (get.lastEventId !== undefined && resumeGets(s).length === 1 ? sse([': keep-alive\n\n'], 'error') : undefined))
     const {result, cursor} = await interruptedCall(s, {after: 2, how: 'error'}, {steps: 3})
 
@@ -190,7 +190,7 @@ describe('C: stream resumption', () => {
     await s.client.close()
   })
 
-  it('C18: resume GET 404 with the session: session expired, every pending request settled, nothing re-sent, onerror once', async () => {
+  it('resume GET 404 with the session: session expired, every pending request settled, nothing re-sent, onerror once', async () => {
     const store = new InspectableStore()
     // The 404 waits for a second call to be in flight.
     const s = await setup(
@@ -247,7 +247,7 @@ describe('C: stream resumption', () => {
     await s.client.close()
   })
 
-  it('C19: a refused cursor opens no second standalone stream while one is live', async () => {
+  it('a refused cursor opens no second standalone stream while one is live', async () => {
     const s = await setup(resumeAnswered(400))
     const {result} = await interruptedCall(s, {after: 2, how: 'error'})
 
@@ -258,7 +258,7 @@ describe('C: stream resumption', () => {
     await s.client.close()
   })
 
-  it('C20: 409 to the standalone GET without a cursor is retried after a backoff', async () => {
+  it('409 to the standalone GET without a cursor is retried after a backoff', async () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     const gets = interceptGets(useMock(), (_, index) => (index < 2 ? new Response(null, {status: 409}) : sse([], 'open')))
     const {client, events, errors} = await connect({reconnect: {minDelayMs: 1000, maxDelayMs: 1500, factor: 1}})
@@ -277,7 +277,7 @@ describe('C: stream resumption', () => {
     await client.close()
   })
 
-  it('C24: an empty id resets the cursor: the stream is not resumable, the request outcome-unknown, no Last-Event-ID sent', async () => {
+  it('an empty id resets the cursor: the stream is not resumable, the request outcome-unknown, no Last-Event-ID sent', async () => {
     const s = await setup()
     network.use(
       http.post(url, async ({request}) => {
@@ -295,7 +295,7 @@ describe('C: stream resumption', () => {
     await s.client.close()
   })
 
-  it("C25: retry is per stream: stream A's retry does not delay stream B's reconnect", async () => {
+  it("retry is per stream: stream A's retry does not delay stream B's reconnect", async () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     const mock = useMock()
     const {client} = await connect()
@@ -328,8 +328,8 @@ describe('C: stream resumption', () => {
   })
 })
 
-describe('3.e: a cursor belongs to the session that produced it', () => {
-  it('3.e: a stored cursor is sent with its own session only, never with another one', async () => {
+describe('a cursor belongs to the session that produced it', () => {
+  it('a stored cursor is sent with its own session only, never with another one', async () => {
     const store = new InspectableStore()
     const notification = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
     const mock = useMock()
@@ -358,7 +358,7 @@ describe('3.e: a cursor belongs to the session that produced it', () => {
     expect(mock.requests('POST', 'initialize')).toHaveLength(1)
   })
 
-  it('3.e: after the session expired and the Client re-initialized, the old stream cursor is never sent', async () => {
+  it('after the session expired and the Client re-initialized, the old stream cursor is never sent', async () => {
     const s = await setup()
     const {result, cursor} = await interruptedCall(s, {after: 1, how: 'close', retryMs: 100})
     s.mock.faults.expireSession('session-1')
@@ -376,7 +376,7 @@ describe('3.e: a cursor belongs to the session that produced it', () => {
     await s.client.close()
   })
 
-  it('3.e: re-initializing on a live transport: the old stream cursor is never sent, neither with the new session nor alone', async () => {
+  it('re-initializing on a live transport: the old stream cursor is never sent, neither with the new session nor alone', async () => {
     const mock = useMock()
     const gets = interceptGets(mock, passThrough)
     const transport = new ResumableHTTPClientTransport(new URL(url), {reconnect: {minDelayMs: 1, maxDelayMs: 5}})
@@ -405,7 +405,7 @@ describe('3.e: a cursor belongs to the session that produced it', () => {
     await transport.close()
   })
 
-  it('3.e: without a session (a server that mints none) a cursor is never sent: the drop is outcome-unknown', async () => {
+  it('without a session (a server that mints none) a cursor is never sent: the drop is outcome-unknown', async () => {
     const s = await setup(passThrough, {sessions: false})
     s.mock.faults.cutNext({after: 2, how: 'error'})
     const result = outcome(s.client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, withProgress))

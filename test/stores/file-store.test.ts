@@ -7,9 +7,9 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi} from 'vitest'
-import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from '../src/index.ts'
-import {FileStore} from '../src/node.ts'
-import {expectStoreContract} from './fixtures/store-contract.ts'
+import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from '../../src/index.ts'
+import {FileStore} from '../../src/node.ts'
+import {expectStoreContract} from '../fixtures/store-contract.ts'
 
 // Counts file writes (one rename each) and locks taken (one link each), and records how old a lock is when taken,
 // without changing what they do.
@@ -40,7 +40,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   }
 })
 
-const root = fileURLToPath(new URL('../', import.meta.url))
+const root = fileURLToPath(new URL('../../', import.meta.url))
 const writer = join(root, 'test/fixtures/file-store-writer.mjs')
 let out = ''
 let entry = ''

@@ -4,10 +4,10 @@
  * example event store answers an event ID it does not know with 200 and a stream that stays silent for ever.
  */
 import {describe, expect, it} from 'vitest'
-import {resolveOptions} from '../src/options.ts'
-import {callTool, eventsOf, pause, useStacks, type Stack} from './fixtures/interop.ts'
-import type {SdkServerOptions} from './fixtures/sdk-server.ts'
-import {afterEventWith, type TcpProxy} from './fixtures/tcp-proxy.ts'
+import {resolveOptions} from '../../src/options.ts'
+import {callTool, eventsOf, pause, useStacks, type Stack} from '../fixtures/interop.ts'
+import type {SdkServerOptions} from '../fixtures/sdk-server.ts'
+import {afterEventWith, type TcpProxy} from '../fixtures/tcp-proxy.ts'
 
 const startStack = useStacks()
 let proxy: TcpProxy | undefined

@@ -1,14 +1,14 @@
 /**
- * The standalone GET stream (spec-and-sdk.md section 4, D26-D29): opened after `notifications/initialized`,
+ * The standalone GET stream: opened after `notifications/initialized`,
  * absent on 405, polled and re-attached while it keeps breaking, given up only after enough failures in a row.
  */
 import {http} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {isTransportError, type ResumableHTTPClientTransportOptions} from '../src/index.ts'
-import type {ReferenceServer} from '../src/testing/index.ts'
-import {connect, eventsOf, network, until, url, useMock, type Harness} from './fixtures/harness.ts'
-import {quiet, realTurns} from './fixtures/timing.ts'
-import {frame, sse} from './fixtures/wire.ts'
+import {isTransportError, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import type {ReferenceServer} from '../../src/testing/index.ts'
+import {connect, eventsOf, network, until, url, useMock, type Harness} from '../fixtures/harness.ts'
+import {quiet, realTurns} from '../fixtures/timing.ts'
+import {frame, sse} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
 
@@ -56,8 +56,8 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-describe('D: the standalone GET stream', () => {
-  it('D26: the GET opens after notifications/initialized, with the session and protocol version', async () => {
+describe('the standalone GET stream', () => {
+  it('the GET opens after notifications/initialized, with the session and protocol version', async () => {
     const mock = useMock()
     const {client, events} = await connect()
     await until(() => mock.requests('GET').length === 1)
@@ -74,7 +74,7 @@ describe('D: the standalone GET stream', () => {
     await client.close()
   })
 
-  it('D26: 405 means no standalone channel: not reported to onerror, never retried', async () => {
+  it('405 means no standalone channel: not reported to onerror, never retried', async () => {
     const mock = useMock({standalone: false})
     const {client, events, errors, transport} = await connect()
     await until(() => mock.requests('GET').length === 1)
@@ -89,7 +89,7 @@ describe('D: the standalone GET stream', () => {
     await client.close()
   })
 
-  it("D27: a GET closed with a cursor is polled with Last-Event-ID after the stream's retry", async () => {
+  it("a GET closed with a cursor is polled with Last-Event-ID after the stream's retry", async () => {
     useMock()
     const gets = scriptGets([() => sse([`retry: 3000\n${frame('g_1', listChanged)}`])])
     const {client, events, transport} = await connectFaked({}, gets)
@@ -109,13 +109,13 @@ describe('D: the standalone GET stream', () => {
     await client.close()
   })
 
-  it('D27: a GET closed without a cursor (and no retry) is re-attached with a plain GET after a backoff', async () => {
+  it('a GET closed without a cursor (and no retry) is re-attached with a plain GET after a backoff', async () => {
     useMock()
     const gets = scriptGets([() => sse([frame(undefined, listChanged)])])
     const {client, events, transport} = await connectFaked({reconnect: {minDelayMs: 1000, maxDelayMs: 2000}}, gets)
     expect(gets).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(990)
-    // [issue 3.d] no `retry`: exponential backoff with jitter, so not at once.
+    // No `retry`: exponential backoff with jitter, so not at once.
     expect(gets).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(1020)
 
@@ -127,7 +127,7 @@ describe('D: the standalone GET stream', () => {
     await client.close()
   })
 
-  it('D27: a GET that opened and closed before any event is re-attached as a session resumption', async () => {
+  it('a GET that opened and closed before any event is re-attached as a session resumption', async () => {
     useMock()
     const gets = scriptGets([() => sse([])])
     const {client, events, transport} = await connect()
@@ -138,7 +138,7 @@ describe('D: the standalone GET stream', () => {
     await client.close()
   })
 
-  it('D27: keeps retrying with capped backoff, gives up only after maxAttempts failures in a row, then onerror once', async () => {
+  it('keeps retrying with capped backoff, gives up only after maxAttempts failures in a row, then onerror once', async () => {
     useMock()
     const progress = (): Response => sse([frame(undefined, listChanged)])
     // 2 failures, progress (the count starts again), 3 failures: given up.
@@ -157,7 +157,7 @@ describe('D: the standalone GET stream', () => {
     await client.close()
   })
 
-  it('D28: 409 on a reconnect without a cursor is retried', async () => {
+  it('409 on a reconnect without a cursor is retried', async () => {
     useMock()
     const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(409), status(409)])
     const {client, events, errors} = await connect()
@@ -172,7 +172,7 @@ describe('D: the standalone GET stream', () => {
     await client.close()
   })
 
-  it('D29: server requests arriving on the GET are handled once, de-duplicated by id across replays', async () => {
+  it('server requests arriving on the GET are handled once, de-duplicated by id across replays', async () => {
     const mock: ReferenceServer = useMock()
     const answered = (id: string): number => mock.answers.get(id)?.length ?? 0
     const gets = scriptGets([

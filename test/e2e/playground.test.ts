@@ -11,8 +11,8 @@
 import {mkdir} from 'node:fs/promises'
 import type {Browser, Page} from 'playwright-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {startPlayground, type Playground} from '../playground/server.ts'
-import {hasChromium, launchChromium, requireChromium} from './fixtures/chromium.ts'
+import {startPlayground, type Playground} from '../../playground/server.ts'
+import {hasChromium, launchChromium, requireChromium} from '../fixtures/chromium.ts'
 
 /** The page's slow tool (see playground/main.ts): 10 steps, 400 ms apart. */
 const steps = 10

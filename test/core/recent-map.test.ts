@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
-import {RecentMap} from '../src/recent-map.ts'
+import {RecentMap} from '../../src/recent-map.ts'
 
 // Internal, but the de-duplication of every stream rests on it: checked against a plain model.
 describe('RecentMap: the bounded memory behind de-duplication', () => {

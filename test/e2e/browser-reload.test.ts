@@ -14,11 +14,11 @@ import {fileURLToPath} from 'node:url'
 import type {Browser} from 'playwright-core'
 import {build} from 'vite'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../src/testing/node.ts'
-import type {PageState} from './browser/reload-page.ts'
-import {hasChromium, launchChromium, requireChromium} from './fixtures/chromium.ts'
+import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../../src/testing/node.ts'
+import type {PageState} from '../browser/reload-page.ts'
+import {hasChromium, launchChromium, requireChromium} from '../fixtures/chromium.ts'
 
-const root = fileURLToPath(new URL('../', import.meta.url))
+const root = fileURLToPath(new URL('../../', import.meta.url))
 /** The slow tool's steps, as the page asks for them. */
 const steps = 8
 

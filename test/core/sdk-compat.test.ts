@@ -1,8 +1,8 @@
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {describe, expect, expectTypeOf, it} from 'vitest'
-import {ResumableHTTPClientTransport, TransportError, isTransportError} from '../src/index.ts'
-import {connect, useMock} from './fixtures/harness.ts'
+import {ResumableHTTPClientTransport, TransportError, isTransportError} from '../../src/index.ts'
+import {connect, useMock} from '../fixtures/harness.ts'
 
 describe('drop-in replacement for the SDK transport', () => {
   it('implements the SDK Transport contract, constructor shape included', () => {

@@ -4,11 +4,11 @@
  */
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it} from 'vitest'
-import {MemoryStore, type FetchLike, type JsonValue} from '../src/index.ts'
-import {createMockMcpServer} from '../src/testing/index.ts'
-import {connectTo} from './fixtures/client.ts'
-import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
-import {codeOf} from './fixtures/wire.ts'
+import {MemoryStore, type FetchLike, type JsonValue} from '../../src/index.ts'
+import {createMockMcpServer} from '../../src/testing/index.ts'
+import {connectTo} from '../fixtures/client.ts'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {codeOf} from '../fixtures/wire.ts'
 
 /** A fetch that records the JSON-RPC bodies it POSTs. */
 function recordingFetch(): {fetch: FetchLike; posted: {id?: unknown; method?: string}[]} {
@@ -171,7 +171,7 @@ describe('restart after the session expired', () => {
   })
 })
 
-describe('E32: the first request after re-attaching gets 404', () => {
+describe('the first request after re-attaching gets 404', () => {
   it('the session is expired, the request is not sent again, and the app can initialize anew', async () => {
     const mock = useMock()
     const {client, transport} = await connect({sessionId: 'gone-while-we-slept'})

@@ -11,10 +11,10 @@ import {
   ResumableHTTPClientTransport,
   type ReconnectOptions,
   type ResumptionStore,
-} from '../src/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
-import {msUntil} from './fixtures/timing.ts'
-import {answerToolCalls, codeOf, failure, frame, result, sse} from './fixtures/wire.ts'
+} from '../../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {msUntil} from '../fixtures/timing.ts'
+import {answerToolCalls, codeOf, failure, frame, result, sse} from '../fixtures/wire.ts'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -59,7 +59,7 @@ describe('bad data from the server', () => {
     await client.close()
   })
 
-  it.each(['abc', '-5', '1.5', '5s', '1e3'])('G25: a retry field %j (not all digits) is ignored: the last valid retry still rules', async (bad) => {
+  it.each(['abc', '-5', '1.5', '5s', '1e3'])('a retry field %j (not all digits) is ignored: the last valid retry still rules', async (bad) => {
     useMock()
     const transport = new ResumableHTTPClientTransport(new URL(url))
     const messages: JSONRPCMessage[] = []

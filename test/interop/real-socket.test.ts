@@ -1,8 +1,8 @@
 /** Over real sockets on 127.0.0.1: a destroyed connection is a real network failure, not an injected one. */
 import {afterEach, describe, expect, it} from 'vitest'
-import {createReferenceServer} from '../src/testing/index.ts'
-import {listen, type Listening} from '../src/testing/node.ts'
-import {connectTo, eventsOf, until} from './fixtures/client.ts'
+import {createReferenceServer} from '../../src/testing/index.ts'
+import {listen, type Listening} from '../../src/testing/node.ts'
+import {connectTo, eventsOf, until} from '../fixtures/client.ts'
 
 let server: Listening | undefined
 afterEach(async () => {
@@ -10,7 +10,7 @@ afterEach(async () => {
 })
 
 describe('real sockets', () => {
-  it('B13: a socket destroyed mid-stream is resumed from the last stored event; the tool ran once', async () => {
+  it('a socket destroyed mid-stream is resumed from the last stored event; the tool ran once', async () => {
     const mock = createReferenceServer()
     server = await listen(mock)
     const {client, transport, events} = await connectTo(server.url)

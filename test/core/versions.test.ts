@@ -5,10 +5,10 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, type JsonRpcId, type TransportEvent} from '../src/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
-import {RecordingStore} from './fixtures/recording-store.ts'
-import {answerToolCalls, frame, sse} from './fixtures/wire.ts'
+import {isTransportError, ResumableHTTPClientTransport, type JsonRpcId, type TransportEvent} from '../../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {RecordingStore} from '../fixtures/recording-store.ts'
+import {answerToolCalls, frame, sse} from '../fixtures/wire.ts'
 
 const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
 const methodNotFound = (id: JsonRpcId): Response =>
@@ -73,8 +73,8 @@ async function onModernServer(call: (id: JsonRpcId, tool: string) => Response) {
   return {seen, store, events, messages, transport, request, answerTo}
 }
 
-describe('G37: 2025-03-26', () => {
-  it('G37: a JSON batch answer is delivered whole: the progress notification, then the response', async () => {
+describe('2025-03-26', () => {
+  it('a JSON batch answer is delivered whole: the progress notification, then the response', async () => {
     useMock({protocolVersion: '2025-03-26'})
     const {client, transport} = await connect()
     expect(transport.protocolVersion).toBe('2025-03-26')
@@ -91,7 +91,7 @@ describe('G37: 2025-03-26', () => {
     await client.close()
   })
 
-  it('G37: with no priming event, a stream is resumed from the first event ID the server happened to send', async () => {
+  it('with no priming event, a stream is resumed from the first event ID the server happened to send', async () => {
     const mock = useMock({protocolVersion: '2025-03-26'})
     const {client, errors} = await connect()
     await until(() => mock.requests('GET').length === 1)
@@ -109,8 +109,8 @@ describe('G37: 2025-03-26', () => {
   })
 })
 
-describe('G38: 2025-11-25 polling', () => {
-  it('G38: a server close right after the priming event is routine: resumed, no onerror, no failure event', async () => {
+describe('2025-11-25 polling', () => {
+  it('a server close right after the priming event is routine: resumed, no onerror, no failure event', async () => {
     const mock = useMock({retryMs: 5})
     const {client, transport, errors, events} = await connect()
     await until(() => mock.requests('GET').length === 1)
@@ -128,7 +128,7 @@ describe('G38: 2025-11-25 polling', () => {
     await client.close()
   })
 
-  it('G38: the standalone GET closed after an event ID with retry is polled with Last-Event-ID, silently', async () => {
+  it('the standalone GET closed after an event ID with retry is polled with Last-Event-ID, silently', async () => {
     useMock()
     const gets: (string | null)[] = []
     network.use(
@@ -148,8 +148,8 @@ describe('G38: 2025-11-25 polling', () => {
   })
 })
 
-describe('G39: a 2026-07-28 server', () => {
-  it('G39: no session header, no GET, SSE IDs ignored; a broken stream rejects its request with outcome-unknown, never re-issued', async () => {
+describe('a 2026-07-28 server', () => {
+  it('no session header, no GET, SSE IDs ignored; a broken stream rejects its request with outcome-unknown, never re-issued', async () => {
     const {seen, store, transport, request, answerTo, events, messages} = await onModernServer(() =>
       sse(['retry: 1\n' + frame('e1', note), frame('e2', note)], 'error'),
     )
@@ -175,8 +175,8 @@ describe('G39: a 2026-07-28 server', () => {
   })
 })
 
-describe('G40: 404 with -32601 is method not found', () => {
-  it('G40: in a session-less exchange a 404 with -32601 rejects that call with http 404; nothing else is touched', async () => {
+describe('404 with -32601 is method not found', () => {
+  it('in a session-less exchange a 404 with -32601 rejects that call with http 404; nothing else is touched', async () => {
     const mock = useMock({sessions: false})
     const {client, transport, events} = await connect()
     network.use(
@@ -199,7 +199,7 @@ describe('G40: 404 with -32601 is method not found', () => {
     await client.close()
   })
 
-  it('G40: on 2026-07-28 a 404 with -32601 is http 404, not session expiry', async () => {
+  it('on 2026-07-28 a 404 with -32601 is http 404, not session expiry', async () => {
     const {transport, request, answerTo, events} = await onModernServer((id) => methodNotFound(id))
     const error = await request(1, 'tools/call', 'missing').then(() => undefined, (e: unknown) => e)
     expect(isTransportError(error, 'http') && error.status === 404).toBe(true)

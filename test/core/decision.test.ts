@@ -1,12 +1,12 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
-import {decideReconnect, type ReconnectDecision, type ReconnectInput} from '../src/index.ts'
+import {decideReconnect, type ReconnectDecision, type ReconnectInput} from '../../src/index.ts'
 
 const S = 'session-S'
 const other = 'session-T'
 const cursor = (sessionId: string | undefined, lastEventId = 'p1_5') => ({sessionId, lastEventId})
 
-// One row per branch of the design note's decision boundary, for both kinds of stream.
+// One row per branch of the decision (docs/design.md#the-decision), for both kinds of stream.
 const table: [string, ReconnectInput, ReconnectDecision][] = [
   [
     'session + cursor valid for it → stream resumption',

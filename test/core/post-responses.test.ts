@@ -12,11 +12,11 @@ import {
   type JsonRpcId,
   type ResumableHTTPClientTransportOptions,
   type TransportEvent,
-} from '../src/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
-import {RecordingStore} from './fixtures/recording-store.ts'
-import {msUntil} from './fixtures/timing.ts'
-import {answerToolCalls, codeOf, failure, frame, result, sse, tap} from './fixtures/wire.ts'
+} from '../../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {RecordingStore} from '../fixtures/recording-store.ts'
+import {msUntil} from '../fixtures/timing.ts'
+import {answerToolCalls, codeOf, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -52,8 +52,8 @@ async function driven(options: ResumableHTTPClientTransportOptions = {}) {
   return {transport, events, messages, call, answerTo}
 }
 
-describe('B7: JSON responses', () => {
-  it('B7: a JSON response is delivered once, with no stream and no reconnect', async () => {
+describe('JSON responses', () => {
+  it('a JSON response is delivered once, with no stream and no reconnect', async () => {
     const mock = useMock({json: true})
     const {client, transport, events} = await connect()
     const seen = tap(transport)
@@ -72,7 +72,7 @@ describe('B7: JSON responses', () => {
   it.each([
     ['text/html', '<html>proxy error</html>'],
     ['application/json-seq', '{}'],
-  ])('B7: a request answered 200 with content type %s is rejected with protocol and not sent again', async (type, text) => {
+  ])('a request answered 200 with content type %s is rejected with protocol and not sent again', async (type, text) => {
     useMock()
     const {client} = await connect()
     const calls = answerToolCalls(() => new HttpResponse(text, {headers: {'content-type': type}}))
@@ -84,9 +84,9 @@ describe('B7: JSON responses', () => {
   })
 })
 
-describe('B8: a stream that breaks before any event ID', () => {
+describe('a stream that breaks before any event ID', () => {
   it.each(['error', 'close'] as const)(
-    'B8: connection %s before the response: the call rejects at once with outcome-unknown, no re-POST, no resume GET',
+    'connection %s before the response: the call rejects at once with outcome-unknown, no re-POST, no resume GET',
     async (end) => {
       const mock = useMock()
       const {client, transport} = await connect()
@@ -108,7 +108,7 @@ describe('B8: a stream that breaks before any event ID', () => {
     },
   )
 
-  it('B8: a POST that fails at the network level rejects with outcome-unknown and is never sent again', async () => {
+  it('a POST that fails at the network level rejects with outcome-unknown and is never sent again', async () => {
     useMock()
     const {client} = await connect()
     const calls = answerToolCalls(() => HttpResponse.error())
@@ -143,16 +143,16 @@ async function primingMovesTheCursor(priming: string): Promise<void> {
   await client.close()
 }
 
-describe('B9: priming events', () => {
-  it('B9: a priming event (ID, empty data) moves the cursor, is stored, and is never parsed or delivered', () =>
+describe('priming events', () => {
+  it('a priming event (ID, empty data) moves the cursor, is stored, and is never parsed or delivered', () =>
     primingMovesTheCursor('id: e1\ndata: \n\n'))
 
   // Known limitation: eventsource-parser 3 (pinned; 4 needs Node 22.12) never reports an event without a data
   // line, so its ID cannot reach the transport, although WHATWG counts it. `it.fails` flags the day it works.
-  it.fails('B9: a priming event with no data line moves the cursor too (WHATWG)', () => primingMovesTheCursor('id: e1\n\n'))
+  it.fails('a priming event with no data line moves the cursor too (WHATWG)', () => primingMovesTheCursor('id: e1\n\n'))
 })
 
-describe('B10: a stream that ends after its response', () => {
+describe('a stream that ends after its response', () => {
   it.each([
     ['a result', 'close', {result: {content: []}}],
     ['a JSON-RPC error', 'close', {error: {code: -32602, message: 'bad arguments'}}],
@@ -180,7 +180,7 @@ describe('B10: a stream that ends after its response', () => {
     await client.close()
   })
 
-  it('B10: reports the finished stream as stream-closed with reason completed', async () => {
+  it('reports the finished stream as stream-closed with reason completed', async () => {
     useMock()
     const {client, events} = await connect()
     await client.callTool({name: 'slow', arguments: {steps: 1}})
@@ -190,8 +190,8 @@ describe('B10: a stream that ends after its response', () => {
   })
 })
 
-describe('B11: server close with retry', () => {
-  it('B11: closed after E_k with retry R: GET with Last-Event-ID E_k exactly R ms later, never a re-POST', async () => {
+describe('server close with retry', () => {
+  it('closed after E_k with retry R: GET with Last-Event-ID E_k exactly R ms later, never a re-POST', async () => {
     const retryMs = 400
     useMock()
     const {transport, call, answerTo} = await driven()
@@ -213,8 +213,8 @@ describe('B11: server close with retry', () => {
   })
 })
 
-describe('B12: no retry: backoff, attempts counted per stream', () => {
-  it('B12: the count resets when the cursor advances; with no progress the stream is given up after maxAttempts', async () => {
+describe('no retry: backoff, attempts counted per stream', () => {
+  it('the count resets when the cursor advances; with no progress the stream is given up after maxAttempts', async () => {
     useMock()
     const {client, transport, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}})
     const calls = answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
@@ -231,7 +231,7 @@ describe('B12: no retry: backoff, attempts counted per stream', () => {
     await client.close()
   })
 
-  it('B12: between failed attempts the delay grows by factor, capped by maxDelayMs', async () => {
+  it('between failed attempts the delay grows by factor, capped by maxDelayMs', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0) // no jitter: exactly minDelayMs × factor^n
     useMock()
     const {transport, call, answerTo} = await driven({reconnect: {maxAttempts: 3, minDelayMs: 100, factor: 3, maxDelayMs: 250}})
@@ -249,7 +249,7 @@ describe('B12: no retry: backoff, attempts counted per stream', () => {
     await transport.close()
   })
 
-  it('B12: without retry, even the first resume after a drop waits for the backoff', async () => {
+  it('without retry, even the first resume after a drop waits for the backoff', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0)
     useMock()
     const {transport, call} = await driven({reconnect: {minDelayMs: 100, maxDelayMs: 1000}})
@@ -263,8 +263,8 @@ describe('B12: no retry: backoff, attempts counted per stream', () => {
   })
 })
 
-describe('B13: network error mid-stream', () => {
-  it('B13: a drop after E_k resumes from E_k, the last stored cursor; each event delivered once', async () => {
+describe('network error mid-stream', () => {
+  it('a drop after E_k resumes from E_k, the last stored cursor; each event delivered once', async () => {
     const mock = useMock()
     const store = new RecordingStore()
     const {client} = await connect({store})

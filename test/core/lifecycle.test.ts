@@ -1,8 +1,8 @@
 import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport} from '../src/index.ts'
-import {connect, network, until, url, useMock} from './fixtures/harness.ts'
-import {RecordingStore} from './fixtures/recording-store.ts'
+import {isTransportError, ResumableHTTPClientTransport} from '../../src/index.ts'
+import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
+import {RecordingStore} from '../fixtures/recording-store.ts'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -67,7 +67,7 @@ describe('close()', () => {
 })
 
 describe('terminateSession()', () => {
-  it.each([200, 204, 404, 405])('F34: DELETE answered %i clears the session and its stored cursors', async (status) => {
+  it.each([200, 204, 404, 405])('DELETE answered %i clears the session and its stored cursors', async (status) => {
     const mock = useMock({retryMs: 1})
     const store = new RecordingStore()
     const {transport, client} = await connect({store})
@@ -100,7 +100,7 @@ describe('terminateSession()', () => {
 })
 
 describe('cancellation', () => {
-  it('F35: a cancelled call POSTs notifications/cancelled (never a GET) and forgets its stream', async () => {
+  it('a cancelled call POSTs notifications/cancelled (never a GET) and forgets its stream', async () => {
     const mock = useMock()
     const store = new RecordingStore()
     const {client} = await connect({store})
@@ -119,7 +119,7 @@ describe('cancellation', () => {
     await client.close()
   })
 
-  it('F36: a dropped connection is never turned into a cancel', async () => {
+  it('a dropped connection is never turned into a cancel', async () => {
     const mock = useMock()
     const {client} = await connect()
     mock.faults.cutNext({after: 1, how: 'error', on: 'POST'})
@@ -131,7 +131,7 @@ describe('cancellation', () => {
 })
 
 describe('durability', () => {
-  it('H41: the cursor of an event is in the store before the event reaches onmessage', async () => {
+  it('the cursor of an event is in the store before the event reaches onmessage', async () => {
     const store = new RecordingStore()
     const frames = Array.from({length: 50}, (_, n) => `id: e${n + 1}\ndata: ${JSON.stringify({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}})}\n\n`)
     useMock()

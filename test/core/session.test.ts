@@ -5,10 +5,10 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, type TransportEvent} from '../src/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
-import {RecordingStore} from './fixtures/recording-store.ts'
-import {failure} from './fixtures/wire.ts'
+import {isTransportError, ResumableHTTPClientTransport, type TransportEvent} from '../../src/index.ts'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {RecordingStore} from '../fixtures/recording-store.ts'
+import {failure} from '../fixtures/wire.ts'
 
 const initialize: JSONRPCMessage = {
   jsonrpc: '2.0',
@@ -39,8 +39,8 @@ function sessionHeaders(reply: (body: {method?: string}) => Response): (string |
   return seen
 }
 
-describe('A1: the session comes from the initialize response', () => {
-  it('A1: takes a visible-ASCII session ID from initialize, reports and stores it', async () => {
+describe('the session comes from the initialize response', () => {
+  it('takes a visible-ASCII session ID from initialize, reports and stores it', async () => {
     const sessionId = '!S-1.a~Z'
     const mock = useMock({sessionIds: [sessionId]})
     const store = new RecordingStore()
@@ -59,7 +59,7 @@ describe('A1: the session comes from the initialize response', () => {
     ['a control character', 'bad\x01id'],
     ['DEL (0x7F)', 'bad\x7Fid'],
     ['a non-ASCII character', 'caf\xE9'],
-  ])('A1: a session ID with %s fails connect with protocol, and nothing more is sent', async (_what, sessionId) => {
+  ])('a session ID with %s fails connect with protocol, and nothing more is sent', async (_what, sessionId) => {
     const mock = useMock({sessionIds: [sessionId]})
     const error = await failure(connect())
     expect(isTransportError(error, 'protocol')).toBe(true)
@@ -67,8 +67,8 @@ describe('A1: the session comes from the initialize response', () => {
   })
 })
 
-describe('A2: no session ID means stateless', () => {
-  it('A2: never sends Mcp-Session-Id, and a broken stream is not resumed: no cursor without a session', async () => {
+describe('no session ID means stateless', () => {
+  it('never sends Mcp-Session-Id, and a broken stream is not resumed: no cursor without a session', async () => {
     const mock = useMock({sessions: false})
     const {client, transport} = await connect()
     expect(transport.sessionId).toBeUndefined()
@@ -89,8 +89,8 @@ describe('A2: no session ID means stateless', () => {
   })
 })
 
-describe('A3: protocol headers on every later request', () => {
-  it('A3: POST, GET and DELETE after initialize carry Mcp-Session-Id and the negotiated version; initialize carries neither', async () => {
+describe('protocol headers on every later request', () => {
+  it('POST, GET and DELETE after initialize carry Mcp-Session-Id and the negotiated version; initialize carries neither', async () => {
     const mock = useMock({protocolVersion: '2025-06-18'})
     const {client, transport} = await connect()
     await client.callTool({name: 'echo'})
@@ -106,8 +106,8 @@ describe('A3: protocol headers on every later request', () => {
   })
 })
 
-describe('A4: notifications and responses', () => {
-  it('A4: notifications/initialized and the answer to a server request are accepted with 202', async () => {
+describe('notifications and responses', () => {
+  it('notifications/initialized and the answer to a server request are accepted with 202', async () => {
     const mock = useMock()
     const {client, errors} = await connect()
     const result = await client.callTool({name: 'ask'})
@@ -125,7 +125,7 @@ describe('A4: notifications and responses', () => {
   it.each<[string, number, JSONRPCMessage]>([
     ['a notification', 403, {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}],
     ['an answer to a server request', 400, {jsonrpc: '2.0', id: 'srv-9', result: {}}],
-  ])('A4: a 4xx to %s rejects send with http and its status, and it is not sent again', async (_what, status, message) => {
+  ])('a 4xx to %s rejects send with http and its status, and it is not sent again', async (_what, status, message) => {
     const mock = useMock()
     const {client, transport} = await connect()
     const before = mock.log.length
@@ -141,7 +141,7 @@ describe('A4: notifications and responses', () => {
     await client.close()
   })
 
-  it('A4: a 2xx with a body to a notification is ignored: nothing from it is delivered', async () => {
+  it('a 2xx with a body to a notification is ignored: nothing from it is delivered', async () => {
     const {transport, messages} = await started()
     const reply = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'stray'}}
     sessionHeaders(() => HttpResponse.json(reply))
@@ -152,8 +152,8 @@ describe('A4: notifications and responses', () => {
   })
 })
 
-describe('A5: session IDs anywhere else are ignored', () => {
-  it('A5: ignores a session ID on every non-initialize response, POST and GET alike', async () => {
+describe('session IDs anywhere else are ignored', () => {
+  it('ignores a session ID on every non-initialize response, POST and GET alike', async () => {
     const mock = useMock()
     network.use(
       http.all(url, async ({request}) => {
@@ -183,7 +183,7 @@ describe('A5: session IDs anywhere else are ignored', () => {
       'a JSON-RPC error',
       () => HttpResponse.json({jsonrpc: '2.0', id: 0, error: {code: -32602, message: 'Unsupported'}}, {headers: {'mcp-session-id': 'S-err'}}),
     ],
-  ])('A5: ignores a session ID on %s answering initialize', async (_what, answer) => {
+  ])('ignores a session ID on %s answering initialize', async (_what, answer) => {
     const sent = sessionHeaders((body) => (body.method === 'initialize' ? answer() : new HttpResponse(null, {status: 202})))
     const {transport, events} = await started()
     await transport.send(initialize).catch(() => undefined)
@@ -196,8 +196,8 @@ describe('A5: session IDs anywhere else are ignored', () => {
   })
 })
 
-describe('A6: a 400 to a request', () => {
-  it('A6: a 400 (unsupported MCP-Protocol-Version) rejects the call with http 400 and it is not retried', async () => {
+describe('a 400 to a request', () => {
+  it('a 400 (unsupported MCP-Protocol-Version) rejects the call with http 400 and it is not retried', async () => {
     const mock = useMock()
     const {client, transport} = await connect()
     const refusal = {jsonrpc: '2.0', id: null, error: {code: -32000, message: 'Bad Request: Unsupported protocol version'}}
@@ -220,8 +220,8 @@ describe('A6: a 400 to a request', () => {
   })
 })
 
-describe('E30: the sessionId option', () => {
-  it('E30: attaches to the session: no initialize, a GET without Last-Event-ID, one session resumption', async () => {
+describe('the sessionId option', () => {
+  it('attaches to the session: no initialize, a GET without Last-Event-ID, one session resumption', async () => {
     const mock = useMock()
     await (await connect()).client.close()
     const {client, transport, events} = await connect({sessionId: 'session-1'})
@@ -238,7 +238,7 @@ describe('E30: the sessionId option', () => {
     await client.close()
   })
 
-  it.each(['bad id', 'bad\nid', '', 'caf\xE9'])('E30: an invalid sessionId option %j fails start with protocol and sends nothing', async (sessionId) => {
+  it.each(['bad id', 'bad\nid', '', 'caf\xE9'])('an invalid sessionId option %j fails start with protocol and sends nothing', async (sessionId) => {
     const mock = useMock()
     const transport = new ResumableHTTPClientTransport(new URL(url), {sessionId})
     const error = await failure(transport.start())

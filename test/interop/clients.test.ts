@@ -6,10 +6,10 @@
 import {createMCPClient, type MCPTransport} from '@ai-sdk/mcp'
 import {Client as ClientV2} from '@modelcontextprotocol/client'
 import {afterEach, describe, expect, it} from 'vitest'
-import {ResumableHTTPClientTransport} from '../src/index.ts'
-import {callTool, connectPeer, until, type Peer} from './fixtures/interop.ts'
-import {startSdkServer, type SdkServer} from './fixtures/sdk-server.ts'
-import {afterEventWith, startTcpProxy, type TcpProxy} from './fixtures/tcp-proxy.ts'
+import {ResumableHTTPClientTransport} from '../../src/index.ts'
+import {callTool, connectPeer, until, type Peer} from '../fixtures/interop.ts'
+import {startSdkServer, type SdkServer} from '../fixtures/sdk-server.ts'
+import {afterEventWith, startTcpProxy, type TcpProxy} from '../fixtures/tcp-proxy.ts'
 
 let server: SdkServer | undefined
 let proxy: TcpProxy | undefined

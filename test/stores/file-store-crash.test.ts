@@ -8,8 +8,8 @@ import {join, resolve as absolute} from 'node:path'
 import {createInterface} from 'node:readline'
 import {promisify} from 'node:util'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {createReferenceServer} from '../src/testing/index.ts'
-import {listen, type Listening} from '../src/testing/node.ts'
+import {createReferenceServer} from '../../src/testing/index.ts'
+import {listen, type Listening} from '../../src/testing/node.ts'
 
 let directory: string
 let server: Listening | undefined

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {http, HttpResponse} from 'msw'
-import {connect, eventsOf, network, until, url, useMock} from './fixtures/harness.ts'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
 
 describe('SDK Client on the transport', () => {
   it('initializes, lists tools and calls one with progress', async () => {

@@ -11,9 +11,9 @@
  * each transport's default (the SDK's: 2 retries; ours: 8 attempts).
  */
 import {describe, expect, it} from 'vitest'
-import {callTool, duplicates, pause, until, useStacks, type Call, type Kind, type Stack} from './fixtures/interop.ts'
-import type {SdkServer, SdkServerOptions} from './fixtures/sdk-server.ts'
-import {afterEventWith, afterHeaders, type CutRule, type TcpProxy} from './fixtures/tcp-proxy.ts'
+import {callTool, duplicates, pause, until, useStacks, type Call, type Kind, type Stack} from '../fixtures/interop.ts'
+import type {SdkServer, SdkServerOptions} from '../fixtures/sdk-server.ts'
+import {afterEventWith, afterHeaders, type CutRule, type TcpProxy} from '../fixtures/tcp-proxy.ts'
 
 /** A call still pending this long after its fault is counted as hung (the Client's own timeout is 30 s). */
 const hangMs = 2000
