@@ -1,0 +1,159 @@
+// The persistence and concurrency sections of `npm run bench`: the SDK Client over real sockets to the
+// library's reference server, each measured client in a child process of its own (bench/scale-client.mjs), so
+// that client CPU and heap are attributable. Store writes are counted by a wrapper around the real store.
+//
+// Connections: Node's fetch (undici's global Agent) opens as many connections per origin as there are
+// requests in flight (`connections` is unlimited by default), on our transport and the SDK's alike, so N open
+// streams are N sockets on each side. The default file-descriptor limit (`ulimit -n`) must exceed the
+// largest N plus a few dozen; the run checks it rather than raising it.
+import {fork} from 'node:child_process'
+import {mkdtemp, readdir, readFile, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join, relative} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {round, verdict} from './stats.mjs'
+
+const here = (file) => fileURLToPath(new URL(file, import.meta.url))
+
+/** Streams open at once, and how many progress notifications each sends how far apart. */
+export const sweepPlans = {
+  full: [
+    {streams: 1, steps: 100, delayMs: 10},
+    {streams: 10, steps: 50, delayMs: 20},
+    {streams: 100, steps: 30, delayMs: 50},
+    {streams: 1000, steps: 10, delayMs: 300},
+  ],
+  quick: [
+    {streams: 1, steps: 30, delayMs: 10},
+    {streams: 10, steps: 20, delayMs: 20},
+    {streams: 100, steps: 10, delayMs: 50},
+    {streams: 1000, steps: 5, delayMs: 300},
+  ],
+}
+const sweepClients = ['ours', 'ours+file', 'sdk']
+
+export async function startReferenceServer() {
+  const child = fork(here('./reference-server.mjs'), [], {stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: []})
+  const url = await new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`reference server exited early (${code})`)))
+    child.once('message', (message) => resolve(message.url))
+  })
+  return {child, url, stop: () => child.kill()}
+}
+
+/** Runs one measured client in its own process and resolves with what it reports. */
+function runClient(config, execArgv = []) {
+  const child = fork(here('./scale-client.mjs'), [JSON.stringify(config)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--expose-gc', ...execArgv],
+  })
+  return new Promise((resolve, reject) => {
+    let result
+    child.on('message', (message) => (result = message))
+    child.once('error', reject)
+    child.once('exit', (code) => (result !== undefined && code === 0 ? resolve(result) : reject(new Error(`bench client ${JSON.stringify(config)} exited with ${code}`))))
+  })
+}
+
+export async function roundTripSection(url, {calls, rounds}, missed) {
+  console.log(`tool-call round trip: ${calls} sequential tools/call echo per round, SDK Client, ours on MemoryStore and FileStore (strict), 1 warm-up + ${rounds} rounds`)
+  const result = await runClient({mode: 'roundtrip', url, calls, rounds})
+  const targets = {fileOverMemory: 1.3, writesPerCall: 1}
+  const ratio = verdict((v) => v <= targets.fileOverMemory, result.fileOverMemory)
+  const writes = verdict((v) => v <= targets.writesPerCall, result.file.writesPerCall)
+  for (const name of ['memory', 'file']) {
+    const s = result[name]
+    console.log(`  ${name.padEnd(6)} ${(s.msPerCall * 1000).toFixed(0).padStart(5)} µs/call   store writes ${s.writesPerCall.toFixed(2)}/call (${s.bytesPerCall.toFixed(0)} B/call)`)
+  }
+  console.log(`  FileStore / MemoryStore round trip     ${result.fileOverMemory.toFixed(2)}×  target ≤ ${targets.fileOverMemory}  ${ratio}`)
+  console.log(`  store writes per plain tool call (file) ${result.file.writesPerCall.toFixed(2)}   target ≤ ${targets.writesPerCall}  ${writes}`)
+  if (ratio === 'FAIL') missed.push(`round trip FileStore/MemoryStore ${result.fileOverMemory.toFixed(2)} > ${targets.fileOverMemory}`)
+  if (writes === 'FAIL') missed.push(`store writes per plain tool call ${result.file.writesPerCall.toFixed(2)} > ${targets.writesPerCall}`)
+  console.log()
+  return {...result, targets}
+}
+
+export async function sweepSection(url, plan, missed) {
+  console.log(`concurrency sweep: N concurrent tools/call of the slow tool, SDK Client, each client in its own process`)
+  const runs = []
+  for (const [index, step] of plan.entries()) {
+    // Rotate the order, so that no client always runs first on a given size.
+    const order = sweepClients.map((_, i) => sweepClients[(i + index) % sweepClients.length])
+    for (const client of order) {
+      const run = await runClient({mode: 'sweep', client, url, ...step})
+      runs.push(run)
+      const store = run.storeBytesPerMessage === undefined ? '' : `   store ${run.storeWritesPerMessage.toFixed(2)} writes, ${run.storeBytesPerMessage.toFixed(0)} B /message`
+      console.log(
+        `  ${String(step.streams).padStart(4)} streams × ${String(step.steps).padStart(3)} progress  ${client.padEnd(9)} CPU ${(run.cpuUsPerMessage / 1000).toFixed(3)} ms/message   heap ${run.heapPerStreamKiB.toFixed(1).padStart(6)} KiB/stream   ${(run.ms / 1000).toFixed(1)} s${store}`,
+      )
+    }
+  }
+  const at = (streams, client) => runs.find((r) => r.streams === streams && r.client === client)
+  const largest = Math.max(...plan.map((p) => p.streams))
+  const smallOnes = plan.map((p) => p.streams).filter((n) => n > 1 && n < largest)
+  const small = smallOnes[0] ?? largest
+  const ours = at(largest, 'ours')
+  const file = at(largest, 'ours+file')
+  const sdk = at(largest, 'sdk')
+  const figures = [
+    {name: `CPU/message at ${largest} streams, ours(memory) / SDK`, value: ours.cpuUsPerMessage / sdk.cpuUsPerMessage, target: 0.8, unit: '×'},
+    {name: `CPU/message at ${largest} streams, ours(file) / ours(memory)`, value: file.cpuUsPerMessage / ours.cpuUsPerMessage, target: 1.3, unit: '×'},
+    {name: `heap per open stream at ${largest} streams, ours(memory) / SDK`, value: ours.heapPerStreamKiB / sdk.heapPerStreamKiB, target: 1, unit: '×'},
+  ]
+  // Bounded by a constant: a message costs the same bytes however many other streams are open.
+  for (const client of ['ours', 'ours+file']) {
+    const few = at(small, client).storeBytesPerMessage
+    const many = at(largest, client).storeBytesPerMessage
+    figures.push({name: `store bytes/message ${client}, ${small} → ${largest} streams (${few.toFixed(0)} → ${many.toFixed(0)} B)`, value: many / few, target: 1.5, unit: '×'})
+  }
+  console.log()
+  for (const figure of figures) {
+    const result = verdict((v) => v <= figure.target, figure.value)
+    console.log(`  ${figure.name.padEnd(68)} ${figure.value.toFixed(2)}${figure.unit}  target ≤ ${figure.target}  ${result}`)
+    if (result === 'FAIL') missed.push(`${figure.name}: ${figure.value.toFixed(2)} > ${figure.target}`)
+  }
+  console.log()
+  return {runs: runs.map((r) => ({...r, cpuUsPerMessage: round(r.cpuUsPerMessage, 1), heapPerStreamKiB: round(r.heapPerStreamKiB, 1), ms: Math.round(r.ms)})), figures}
+}
+
+/** A CPU profile of ours (MemoryStore) with `step.streams` open streams, as the functions with the most self time. */
+export async function profileSection(url, step, top = 15) {
+  const directory = await mkdtemp(join(tmpdir(), 'mcp-bench-prof-'))
+  try {
+    await runClient({mode: 'sweep', client: 'ours', url, ...step}, ['--cpu-prof', `--cpu-prof-dir=${directory}`])
+    const [file] = (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'))
+    const profile = JSON.parse(await readFile(join(directory, file), 'utf8'))
+    const rows = selfTimes(profile).slice(0, top)
+    console.log(`profile: ours (MemoryStore), ${step.streams} streams × ${step.steps} progress, top ${top} functions by self time`)
+    for (const row of rows) console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
+    console.log()
+    return rows
+  } finally {
+    await rm(directory, {recursive: true, force: true})
+  }
+}
+
+/** Self time per function (name and place), from the samples of a `.cpuprofile`. */
+function selfTimes(profile) {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+  const perFunction = new Map()
+  let total = 0
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0
+    total += delta
+    const {functionName, url, lineNumber} = nodes.get(id).callFrame
+    const place = url === '' ? '' : ` ${shortUrl(url)}:${lineNumber + 1}`
+    const name = `${functionName || '(anonymous)'}${place}`
+    perFunction.set(name, (perFunction.get(name) ?? 0) + delta)
+  })
+  return [...perFunction]
+    .map(([name, us]) => ({name, ms: us / 1000, percent: (us / total) * 100}))
+    .sort((a, b) => b.ms - a.ms)
+}
+
+function shortUrl(url) {
+  const path = url.startsWith('file://') ? fileURLToPath(url) : url
+  return path.startsWith('/') ? relative(here('..'), path) : path
+}
+
