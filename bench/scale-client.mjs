@@ -54,10 +54,14 @@ function collect() {
   return {heap, cpuUs: cpu.user + cpu.system}
 }
 
-/** `count` concurrent slow calls; `onOpen` runs once every call has delivered its first progress. */
+/**
+ * `count` concurrent slow calls; `onOpen(open)` runs once every call has delivered its first progress, with
+ * the number of calls then still unanswered (all of them, unless the first ones ended before the last began).
+ */
 async function slowCalls(client, count, steps, delayMs, onOpen = () => {}) {
   let messages = 0
   let waiting = count
+  let answered = 0
   let opened
   const allOpen = new Promise((resolve) => (opened = resolve))
   const calls = Array.from({length: count}, async () => {
@@ -73,9 +77,10 @@ async function slowCalls(client, count, steps, delayMs, onOpen = () => {}) {
       },
     })
     messages++
+    answered++
     return result
   })
-  const measured = allOpen.then(onOpen)
+  const measured = allOpen.then(() => onOpen(count - answered))
   const results = await Promise.all(calls)
   const open = await measured
   const expected = `done after ${steps} steps`
@@ -91,7 +96,7 @@ async function sweep({client: kind, url, streams, steps, delayMs}) {
   const stored = store?.snapshot()
   const cpuBefore = process.cpuUsage()
   const began = performance.now()
-  const {messages, open} = await slowCalls(client, streams, steps, delayMs, () => collect())
+  const {messages, open} = await slowCalls(client, streams, steps, delayMs, (unanswered) => ({...collect(), unanswered}))
   const ms = performance.now() - began
   const cpu = process.cpuUsage(cpuBefore)
   const writes = store?.since(stored)
@@ -106,7 +111,9 @@ async function sweep({client: kind, url, streams, steps, delayMs}) {
     messages,
     ms,
     cpuUsPerMessage: (cpu.user + cpu.system - open.cpuUs) / messages,
-    heapPerStreamKiB: (open.heap - baseline.heap) / streams / 1024,
+    // Per stream open when the heap was measured: calls already answered are garbage, collected by then.
+    openAtSample: open.unanswered,
+    heapPerStreamKiB: (open.heap - baseline.heap) / open.unanswered / 1024,
     storeWritesPerMessage: writes === undefined ? undefined : (writes.sets + writes.deletes) / messages,
     storeBytesPerMessage: writes === undefined ? undefined : writes.bytes / messages,
   }

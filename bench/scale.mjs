@@ -11,7 +11,7 @@ import {mkdtemp, readdir, readFile, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join, relative} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {round, verdict} from './stats.mjs'
+import {verdict} from './stats.mjs'
 
 const here = (file) => fileURLToPath(new URL(file, import.meta.url))
 
@@ -27,7 +27,7 @@ export const sweepPlans = {
     {streams: 1, steps: 30, delayMs: 10},
     {streams: 10, steps: 20, delayMs: 20},
     {streams: 100, steps: 10, delayMs: 50},
-    {streams: 1000, steps: 5, delayMs: 300},
+    {streams: 1000, steps: 5, delayMs: 500},
   ],
 }
 const sweepClients = ['ours', 'ours+file', 'sdk']
@@ -59,19 +59,30 @@ function runClient(config, execArgv = []) {
 export async function roundTripSection(url, {calls, rounds}, missed) {
   console.log(`tool-call round trip: ${calls} sequential tools/call echo per round, SDK Client, ours on MemoryStore and FileStore (strict), 1 warm-up + ${rounds} rounds`)
   const result = await runClient({mode: 'roundtrip', url, calls, rounds})
-  const targets = {fileOverMemory: 1.3, writesPerCall: 1}
-  const ratio = verdict((v) => v <= targets.fileOverMemory, result.fileOverMemory)
-  const writes = verdict((v) => v <= targets.writesPerCall, result.file.writesPerCall)
-  for (const name of ['memory', 'file']) {
-    const s = result[name]
-    console.log(`  ${name.padEnd(6)} ${(s.msPerCall * 1000).toFixed(0).padStart(5)} µs/call   store writes ${s.writesPerCall.toFixed(2)}/call (${s.bytesPerCall.toFixed(0)} B/call)`)
-  }
-  console.log(`  FileStore / MemoryStore round trip     ${result.fileOverMemory.toFixed(2)}×  target ≤ ${targets.fileOverMemory}  ${ratio}`)
-  console.log(`  store writes per plain tool call (file) ${result.file.writesPerCall.toFixed(2)}   target ≤ ${targets.writesPerCall}  ${writes}`)
-  if (ratio === 'FAIL') missed.push(`round trip FileStore/MemoryStore ${result.fileOverMemory.toFixed(2)} > ${targets.fileOverMemory}`)
-  if (writes === 'FAIL') missed.push(`store writes per plain tool call ${result.file.writesPerCall.toFixed(2)} > ${targets.writesPerCall}`)
+  const figures = [
+    {name: 'round trip, FileStore (strict) / MemoryStore', value: result.fileOverMemory, target: 1.3, unit: '×'},
+    {name: 'store writes per plain tool call (FileStore)', value: result.file.writesPerCall, target: 1, unit: ''},
+  ]
+  printRoundTrip(result)
+  printFigures(figures, missed)
   console.log()
-  return {...result, targets}
+  return {...result, figures}
+}
+
+function printRoundTrip(result) {
+  for (const [name, label] of [['memory', 'MemoryStore'], ['file', 'FileStore']]) {
+    const s = result[name]
+    console.log(`  ${label.padEnd(11)} ${(s.msPerCall * 1000).toFixed(0).padStart(5)} µs/call   store writes ${s.writesPerCall.toFixed(2)}/call (${s.bytesPerCall.toFixed(0)} B/call)`)
+  }
+}
+
+/** One line per figure, its target beside it and PASS or FAIL; the failures are added to `missed`. */
+function printFigures(figures, missed) {
+  for (const figure of figures) {
+    const result = verdict((v) => v <= figure.target, figure.value)
+    console.log(`  ${figure.name.padEnd(70)} ${figure.value.toFixed(2)}${figure.unit}  target ≤ ${figure.target}  ${result}`)
+    if (result === 'FAIL') missed?.push(`${figure.name}: ${figure.value.toFixed(2)} > ${figure.target}`)
+  }
 }
 
 export async function sweepSection(url, plan, missed) {
@@ -83,10 +94,7 @@ export async function sweepSection(url, plan, missed) {
     for (const client of order) {
       const run = await runClient({mode: 'sweep', client, url, ...step})
       runs.push(run)
-      const store = run.storeBytesPerMessage === undefined ? '' : `   store ${run.storeWritesPerMessage.toFixed(2)} writes, ${run.storeBytesPerMessage.toFixed(0)} B /message`
-      console.log(
-        `  ${String(step.streams).padStart(4)} streams × ${String(step.steps).padStart(3)} progress  ${client.padEnd(9)} CPU ${(run.cpuUsPerMessage / 1000).toFixed(3)} ms/message   heap ${run.heapPerStreamKiB.toFixed(1).padStart(6)} KiB/stream   ${(run.ms / 1000).toFixed(1)} s${store}`,
-      )
+      console.log(`  ${String(step.streams).padStart(4)} streams × ${String(step.steps).padStart(3)} progress  ${client.padEnd(9)} ${describeRun(run)}   ${(run.ms / 1000).toFixed(1)} s`)
     }
   }
   const at = (streams, client) => runs.find((r) => r.streams === streams && r.client === client)
@@ -108,13 +116,31 @@ export async function sweepSection(url, plan, missed) {
     figures.push({name: `store bytes/message ${client}, ${small} → ${largest} streams (${few.toFixed(0)} → ${many.toFixed(0)} B)`, value: many / few, target: 1.5, unit: '×'})
   }
   console.log()
-  for (const figure of figures) {
-    const result = verdict((v) => v <= figure.target, figure.value)
-    console.log(`  ${figure.name.padEnd(68)} ${figure.value.toFixed(2)}${figure.unit}  target ≤ ${figure.target}  ${result}`)
-    if (result === 'FAIL') missed.push(`${figure.name}: ${figure.value.toFixed(2)} > ${figure.target}`)
-  }
+  printFigures(figures, missed)
   console.log()
-  return {runs: runs.map((r) => ({...r, cpuUsPerMessage: round(r.cpuUsPerMessage, 1), heapPerStreamKiB: round(r.heapPerStreamKiB, 1), ms: Math.round(r.ms)})), figures}
+  return {runs, figures}
+}
+
+function describeRun(run) {
+  const perWrite = run.storeWritesPerMessage > 0 ? run.storeBytesPerMessage / run.storeWritesPerMessage : 0
+  const store = run.storeBytesPerMessage === undefined ? '' : `   store ${run.storeWritesPerMessage.toFixed(2)} writes ${run.storeBytesPerMessage.toFixed(0)} B /message (${perWrite.toFixed(0)} B/write)`
+  const open = run.openAtSample < run.streams ? ` (${run.openAtSample} open)` : ''
+  return `CPU ${(run.cpuUsPerMessage / 1000).toFixed(3)} ms/message   heap ${run.heapPerStreamKiB.toFixed(1).padStart(6)} KiB/stream${open}${store}`
+}
+
+/** The round trip and the sweep, for the summary at the end of the run. */
+export function printScaleSummary({roundTrip, sweep, profile}) {
+  if (roundTrip) {
+    console.log(`tool-call round trip (SDK Client, reference server, ${roundTrip.calls} sequential echo calls, median of ${roundTrip.rounds} rounds)`)
+    printRoundTrip(roundTrip)
+    printFigures(roundTrip.figures)
+  }
+  if (sweep) {
+    console.log('concurrency sweep (SDK Client, slow tool; client CPU per delivered message, heap per open stream)')
+    for (const run of sweep.runs) console.log(`  ${String(run.streams).padStart(4)} streams  ${run.client.padEnd(9)} ${describeRun(run)}`)
+    printFigures(sweep.figures)
+  }
+  if (profile) console.log(`profile (ours, most self time): ${profile.slice(0, 5).map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
 }
 
 /** A CPU profile of ours (MemoryStore) with `step.streams` open streams, as the functions with the most self time. */
