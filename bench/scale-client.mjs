@@ -1,9 +1,10 @@
 // One measured client in a process of its own (forked by bench/scale.mjs with --expose-gc), so that its CPU
 // and heap are its own. The SDK Client, unchanged, over real sockets to the reference server.
 //
-//   {mode: 'sweep', client: 'ours'|'ours+file'|'sdk', url, streams, steps, delayMs}
+//   {mode: 'sweep', client: 'ours'|'ours+file'|'sdk', url, streams, steps, delayMs, bytes?}
 //     `streams` concurrent tools/call of the `slow` tool, each sending `steps` progress notifications
-//     `delayMs` apart: client CPU per delivered message, heap per open stream, store writes per message.
+//     `delayMs` apart: client CPU per delivered message, heap per open stream, store writes per message; then
+//     for ours (unless `bytes` is false) the same again, counting the bytes handed to the store.
 //   {mode: 'roundtrip', url, calls, rounds}
 //     Sequential tools/call `echo` (answered in the first batch, no server request) on MemoryStore and on
 //     FileStore (strict), interleaved: milliseconds and store writes per call.
@@ -88,10 +89,11 @@ async function slowCalls(client, count, steps, delayMs, onOpen = () => {}) {
   return {messages, open}
 }
 
-async function sweep({client: kind, url, streams, steps, delayMs}) {
+async function sweep({client: kind, url, streams, steps, delayMs, bytes = true}) {
   const {client, store} = await connect(kind, url)
   // Warm-up: the code and pools of the measured path are allocated before the baseline.
   await slowCalls(client, Math.min(streams, 20), 3, 1)
+  if (store !== undefined) store.countBytes = false
   const baseline = collect()
   const stored = store?.snapshot()
   const cpuBefore = process.cpuUsage()
@@ -100,9 +102,17 @@ async function sweep({client: kind, url, streams, steps, delayMs}) {
   const ms = performance.now() - began
   const cpu = process.cpuUsage(cpuBefore)
   const writes = store?.since(stored)
-  await client.close()
   const expected = streams * (steps + 1)
   if (messages !== expected) throw new Error(`${kind} delivered ${messages} of ${expected} messages`)
+  let storeBytesPerMessage
+  if (store !== undefined && bytes) {
+    // A second pass for the bytes, so that serializing what is stored is not counted as the client's CPU.
+    store.countBytes = true
+    const before = store.snapshot()
+    const again = await slowCalls(client, streams, steps, delayMs)
+    storeBytesPerMessage = store.since(before).bytes / again.messages
+  }
+  await client.close()
   return {
     client: kind,
     streams,
@@ -115,7 +125,7 @@ async function sweep({client: kind, url, streams, steps, delayMs}) {
     openAtSample: open.unanswered,
     heapPerStreamKiB: (open.heap - baseline.heap) / open.unanswered / 1024,
     storeWritesPerMessage: writes === undefined ? undefined : (writes.sets + writes.deletes) / messages,
-    storeBytesPerMessage: writes === undefined ? undefined : writes.bytes / messages,
+    storeBytesPerMessage,
   }
 }
 

@@ -122,8 +122,7 @@ export async function sweepSection(url, plan, missed) {
 }
 
 function describeRun(run) {
-  const perWrite = run.storeWritesPerMessage > 0 ? run.storeBytesPerMessage / run.storeWritesPerMessage : 0
-  const store = run.storeBytesPerMessage === undefined ? '' : `   store ${run.storeWritesPerMessage.toFixed(2)} writes ${run.storeBytesPerMessage.toFixed(0)} B /message (${perWrite.toFixed(0)} B/write)`
+  const store = run.storeBytesPerMessage === undefined ? '' : `   store ${run.storeWritesPerMessage.toFixed(2)} writes ${run.storeBytesPerMessage.toFixed(0)} B /message`
   const open = run.openAtSample < run.streams ? ` (${run.openAtSample} open)` : ''
   return `CPU ${(run.cpuUsPerMessage / 1000).toFixed(3)} ms/message   heap ${run.heapPerStreamKiB.toFixed(1).padStart(6)} KiB/stream${open}${store}`
 }
@@ -140,42 +139,62 @@ export function printScaleSummary({roundTrip, sweep, profile}) {
     for (const run of sweep.runs) console.log(`  ${String(run.streams).padStart(4)} streams  ${run.client.padEnd(9)} ${describeRun(run)}`)
     printFigures(sweep.figures)
   }
-  if (profile) console.log(`profile (ours, most self time): ${profile.slice(0, 5).map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
+  if (profile) {
+    console.log(`profile (ours, 1,000 streams), self time by area: ${profile.areas.map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
+    console.log(`  most self time: ${profile.functions.slice(0, 4).map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
+  }
 }
 
-/** A CPU profile of ours (MemoryStore) with `step.streams` open streams, as the functions with the most self time. */
+/**
+ * A CPU profile of ours (MemoryStore) with `step.streams` open streams (the whole client process: start-up and
+ * warm-up included): the functions with the most self time, and self time by where the code lives.
+ */
 export async function profileSection(url, step, top = 15) {
   const directory = await mkdtemp(join(tmpdir(), 'mcp-bench-prof-'))
   try {
-    await runClient({mode: 'sweep', client: 'ours', url, ...step}, ['--cpu-prof', `--cpu-prof-dir=${directory}`])
+    await runClient({mode: 'sweep', client: 'ours', url, ...step, bytes: false}, ['--cpu-prof', `--cpu-prof-dir=${directory}`])
     const [file] = (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'))
-    const profile = JSON.parse(await readFile(join(directory, file), 'utf8'))
-    const rows = selfTimes(profile).slice(0, top)
-    console.log(`profile: ours (MemoryStore), ${step.streams} streams × ${step.steps} progress, top ${top} functions by self time`)
-    for (const row of rows) console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
+    const {functions, areas} = selfTimes(JSON.parse(await readFile(join(directory, file), 'utf8')))
+    console.log(`profile: ours (MemoryStore), ${step.streams} streams × ${step.steps} progress; % of busy (non-idle) time`)
+    console.log(`  by area: ${areas.map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
+    for (const row of functions.slice(0, top)) console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
     console.log()
-    return rows
+    return {areas, functions: functions.slice(0, top)}
   } finally {
     await rm(directory, {recursive: true, force: true})
   }
 }
 
-/** Self time per function (name and place), from the samples of a `.cpuprofile`. */
+/** Where a function's code lives, to group self time. */
+function areaOf(functionName, url) {
+  if (functionName === '(garbage collector)') return 'gc'
+  if (url.includes('/dist/')) return 'this library'
+  if (url.includes('@modelcontextprotocol') || url.includes('/zod/')) return 'SDK Client + zod'
+  if (url.includes('undici')) return 'undici (fetch)'
+  if (url.startsWith('node:')) return 'node internals'
+  if (url.includes('/bench/')) return 'bench'
+  return 'other (program, microtasks, wasm)'
+}
+
+/** Self time per function (name and place) and per area, from the samples of a `.cpuprofile`; idle left out. */
 function selfTimes(profile) {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
   const perFunction = new Map()
-  let total = 0
+  const perArea = new Map()
+  let busy = 0
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0
-    total += delta
     const {functionName, url, lineNumber} = nodes.get(id).callFrame
+    if (functionName === '(idle)') return
+    busy += delta
     const place = url === '' ? '' : ` ${shortUrl(url)}:${lineNumber + 1}`
     const name = `${functionName || '(anonymous)'}${place}`
     perFunction.set(name, (perFunction.get(name) ?? 0) + delta)
+    const area = areaOf(functionName, url)
+    perArea.set(area, (perArea.get(area) ?? 0) + delta)
   })
-  return [...perFunction]
-    .map(([name, us]) => ({name, ms: us / 1000, percent: (us / total) * 100}))
-    .sort((a, b) => b.ms - a.ms)
+  const rows = (map) => [...map].map(([name, us]) => ({name, ms: us / 1000, percent: (us / busy) * 100})).sort((a, b) => b.ms - a.ms)
+  return {functions: rows(perFunction), areas: rows(perArea)}
 }
 
 function shortUrl(url) {
