@@ -1,5 +1,7 @@
 // A ResumptionStore wrapper that counts what reaches the store it wraps: stores are a public seam, so the
 // benchmark measures persistence cost from outside the transport, whatever records the core chooses to keep.
+import {statSync} from 'node:fs'
+import {mapValues} from './stats.mjs'
 
 export class CountingStore {
   #inner
@@ -10,8 +12,18 @@ export class CountingStore {
   /** Serializing a large record costs CPU of its own: off while the client's CPU is measured. */
   countBytes = true
 
-  constructor(inner) {
+  /**
+   * Bytes of the store's file on disk, summed over each new version of it seen after a `set` (FileStore
+   * rewrites its whole file, every key, on each write: one version per rename, however many sets it carries).
+   */
+  diskBytes = 0
+  #file
+  #lastVersion
+
+  /** `file`: the file a FileStore keeps, to count `diskBytes`. */
+  constructor(inner, file) {
     this.#inner = inner
+    this.#file = file
   }
 
   get(key) {
@@ -20,8 +32,18 @@ export class CountingStore {
 
   set(key, value) {
     this.sets++
-    if (this.countBytes) this.bytes += JSON.stringify(value).length
-    return this.#inner.set(key, value)
+    if (!this.countBytes) return this.#inner.set(key, value)
+    this.bytes += JSON.stringify(value).length
+    return this.#inner.set(key, value).then(() => this.#sawFile())
+  }
+
+  #sawFile() {
+    if (this.#file === undefined) return
+    const {ino, ctimeNs, size} = statSync(this.#file, {bigint: true})
+    const version = `${ino}:${ctimeNs}`
+    if (version === this.#lastVersion) return
+    this.#lastVersion = version
+    this.diskBytes += Number(size)
   }
 
   delete(key) {
@@ -31,10 +53,10 @@ export class CountingStore {
 
   /** The counts so far; `since(earlier)` gives the counts after `earlier` was taken. */
   snapshot() {
-    return {sets: this.sets, deletes: this.deletes, bytes: this.bytes}
+    return {sets: this.sets, deletes: this.deletes, bytes: this.bytes, diskBytes: this.diskBytes}
   }
 
   since(earlier) {
-    return {sets: this.sets - earlier.sets, deletes: this.deletes - earlier.deletes, bytes: this.bytes - earlier.bytes}
+    return mapValues(this.snapshot(), (value, key) => value - earlier[key])
   }
 }

@@ -36,8 +36,8 @@ async function connect(kind, url) {
   if (kind === 'sdk') {
     transport = new StreamableHTTPClientTransport(new URL(url))
   } else {
-    const inner = kind === 'ours+file' ? new FileStore(join(directory, `${kind}.json`)) : new MemoryStore()
-    store = new CountingStore(inner)
+    const file = join(directory, `${kind}.json`)
+    store = kind === 'ours+file' ? new CountingStore(new FileStore(file), file) : new CountingStore(new MemoryStore())
     transport = new ResumableHTTPClientTransport(new URL(url), {store})
   }
   const client = new Client({name: `bench-${kind}`, version: '1'})
@@ -105,12 +105,15 @@ async function sweep({client: kind, url, streams, steps, delayMs, bytes = true})
   const expected = streams * (steps + 1)
   if (messages !== expected) throw new Error(`${kind} delivered ${messages} of ${expected} messages`)
   let storeBytesPerMessage
+  let diskBytesPerMessage
   if (store !== undefined && bytes) {
     // A second pass for the bytes, so that serializing what is stored is not counted as the client's CPU.
     store.countBytes = true
     const before = store.snapshot()
     const again = await slowCalls(client, streams, steps, delayMs)
-    storeBytesPerMessage = store.since(before).bytes / again.messages
+    const written = store.since(before)
+    storeBytesPerMessage = written.bytes / again.messages
+    if (kind === 'ours+file') diskBytesPerMessage = written.diskBytes / again.messages
   }
   await client.close()
   return {
@@ -126,6 +129,7 @@ async function sweep({client: kind, url, streams, steps, delayMs, bytes = true})
     heapPerStreamKiB: (open.heap - baseline.heap) / open.unanswered / 1024,
     storeWritesPerMessage: writes === undefined ? undefined : (writes.sets + writes.deletes) / messages,
     storeBytesPerMessage,
+    diskBytesPerMessage,
   }
 }
 

@@ -14,7 +14,7 @@ export function percentile(values, p) {
 }
 
 export function mapValues(object, fn) {
-  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, fn(v)]))
+  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, fn(v, k)]))
 }
 
 export function round(value, digits) {
