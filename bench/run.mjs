@@ -177,7 +177,7 @@ async function streamSection(clients, config, missed) {
   // Persistence (a FileStore, cursors stored before delivery) may cost at most 20% of throughput.
   const target = {'ours/raw': 0.9, 'ours+file/ours': 0.8}
   for (const [ratio, floor] of Object.entries(target)) {
-    if (ratios[ratio] !== undefined && ratios[ratio] < floor) missed.push(`stream throughput ${ratio} ${ratios[ratio].toFixed(2)} < ${floor}`)
+    if (ratios[ratio] !== undefined && ratios[ratio] < floor) missed.push(`stream throughput ${ratio} ${ratios[ratio].toFixed(3)} < ${floor}`)
   }
   console.log()
   return {
