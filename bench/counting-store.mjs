@@ -38,8 +38,10 @@ export class CountingStore {
   }
 
   #sawFile() {
-    if (this.#file === undefined) return
-    const {ino, ctimeNs, size} = statSync(this.#file, {bigint: true})
+    // No file (none yet, or a store that removes it when empty): nothing on disk to count.
+    const stat = this.#file === undefined ? undefined : statSync(this.#file, {bigint: true, throwIfNoEntry: false})
+    if (stat === undefined) return
+    const {ino, ctimeNs, size} = stat
     const version = `${ino}:${ctimeNs}`
     if (version === this.#lastVersion) return
     this.#lastVersion = version
