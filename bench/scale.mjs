@@ -1,0 +1,216 @@
+// The persistence and concurrency sections of `npm run bench`: the SDK Client over real sockets to the
+// library's reference server, each measured client in a child process of its own (bench/scale-client.mjs), so
+// that client CPU and heap are attributable. Store writes are counted by a wrapper around the real store.
+//
+// Connections: Node's fetch (undici's global Agent) opens as many connections per origin as there are
+// requests in flight (`connections` is unlimited by default), on our transport and the SDK's alike, so N open
+// streams are N sockets on each side. The default file-descriptor limit (`ulimit -n`) must exceed the
+// largest N plus a few dozen; the run checks it rather than raising it.
+import {fork} from 'node:child_process'
+import {mkdtemp, readdir, readFile, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join, relative} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {verdict} from './stats.mjs'
+
+const here = (file) => fileURLToPath(new URL(file, import.meta.url))
+
+/** Streams open at once, and how many progress notifications each sends how far apart. */
+export const sweepPlans = {
+  full: [
+    {streams: 1, steps: 100, delayMs: 10},
+    {streams: 10, steps: 50, delayMs: 20},
+    {streams: 100, steps: 30, delayMs: 50},
+    // Each call lasts 5 s, so that all 1,000 are open at once even when opening them takes seconds.
+    {streams: 1000, steps: 10, delayMs: 500},
+  ],
+  quick: [
+    {streams: 1, steps: 30, delayMs: 10},
+    {streams: 10, steps: 20, delayMs: 20},
+    {streams: 100, steps: 10, delayMs: 50},
+    {streams: 1000, steps: 4, delayMs: 1000},
+  ],
+}
+const sweepClients = ['ours', 'ours+file', 'sdk']
+
+export async function startReferenceServer() {
+  const child = fork(here('./reference-server.mjs'), [], {stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: []})
+  const url = await new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`reference server exited early (${code})`)))
+    child.once('message', (message) => resolve(message.url))
+  })
+  return {child, url, stop: () => child.kill()}
+}
+
+/** Runs one measured client in its own process and resolves with what it reports. */
+function runClient(config, execArgv = []) {
+  const child = fork(here('./scale-client.mjs'), [JSON.stringify(config)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--expose-gc', ...execArgv],
+  })
+  return new Promise((resolve, reject) => {
+    let result
+    child.on('message', (message) => (result = message))
+    child.once('error', reject)
+    child.once('exit', (code) => (result !== undefined && code === 0 ? resolve(result) : reject(new Error(`bench client ${JSON.stringify(config)} exited with ${code}`))))
+  })
+}
+
+export async function roundTripSection(url, {calls, rounds}, missed) {
+  console.log(`tool-call round trip: ${calls} sequential tools/call echo per round, SDK Client, ours on MemoryStore and FileStore (strict), 1 warm-up + ${rounds} rounds`)
+  const result = await runClient({mode: 'roundtrip', url, calls, rounds})
+  const figures = [
+    {name: 'round trip, FileStore (strict) / MemoryStore', value: result.fileOverMemory, target: 1.3, unit: '×'},
+    {name: 'store writes per plain tool call (FileStore)', value: result.file.writesPerCall, target: 1, unit: ''},
+  ]
+  printRoundTrip(result)
+  printFigures(figures, missed)
+  console.log()
+  return {...result, figures}
+}
+
+function printRoundTrip(result) {
+  for (const [name, label] of [['memory', 'MemoryStore'], ['file', 'FileStore']]) {
+    const s = result[name]
+    console.log(`  ${label.padEnd(11)} ${(s.msPerCall * 1000).toFixed(0).padStart(5)} µs/call   store writes ${s.writesPerCall.toFixed(2)}/call (${s.bytesPerCall.toFixed(0)} B/call)`)
+  }
+}
+
+/** One line per figure, its target beside it and PASS or FAIL; the failures are added to `missed`. */
+function printFigures(figures, missed) {
+  for (const figure of figures) {
+    const result = verdict((v) => v <= figure.target, figure.value)
+    console.log(`  ${figure.name.padEnd(70)} ${figure.value.toFixed(2)}${figure.unit}  target ≤ ${figure.target}  ${result}`)
+    if (result === 'FAIL') missed?.push(`${figure.name}: ${figure.value.toFixed(2)} > ${figure.target}`)
+  }
+}
+
+export async function sweepSection(url, plan, missed) {
+  console.log(`concurrency sweep: N concurrent tools/call of the slow tool, SDK Client, each client in its own process`)
+  const runs = []
+  for (const [index, step] of plan.entries()) {
+    // Rotate the order, so that no client always runs first on a given size.
+    const order = sweepClients.map((_, i) => sweepClients[(i + index) % sweepClients.length])
+    for (const client of order) {
+      const run = await runClient({mode: 'sweep', client, url, ...step})
+      runs.push(run)
+      console.log(`  ${String(step.streams).padStart(4)} streams × ${String(step.steps).padStart(3)} progress  ${client.padEnd(9)} ${describeRun(run)}   ${(run.ms / 1000).toFixed(1)} s`)
+    }
+  }
+  const at = (streams, client) => runs.find((r) => r.streams === streams && r.client === client)
+  const largest = Math.max(...plan.map((p) => p.streams))
+  const smallOnes = plan.map((p) => p.streams).filter((n) => n > 1 && n < largest)
+  const small = smallOnes[0] ?? largest
+  const ours = at(largest, 'ours')
+  const file = at(largest, 'ours+file')
+  const sdk = at(largest, 'sdk')
+  const figures = [
+    {name: `CPU/message at ${largest} streams, ours(memory) / SDK`, value: ours.cpuUsPerMessage / sdk.cpuUsPerMessage, target: 0.8, unit: '×'},
+    {name: `CPU/message at ${largest} streams, ours(file) / ours(memory)`, value: file.cpuUsPerMessage / ours.cpuUsPerMessage, target: 1.3, unit: '×'},
+    // Comparable only when every call was open when the heap was measured (NaN fails the target otherwise).
+    {name: `heap per open stream at ${largest} streams, ours(memory) / SDK`, value: ours.openAtSample === largest && sdk.openAtSample === largest ? ours.heapPerStreamKiB / sdk.heapPerStreamKiB : NaN, target: 1, unit: '×'},
+  ]
+  // Bounded by a constant: a message costs the same bytes however many other streams are open.
+  for (const client of ['ours', 'ours+file']) {
+    const few = at(small, client).storeBytesPerMessage
+    const many = at(largest, client).storeBytesPerMessage
+    figures.push({name: `store bytes/message ${client}, ${small} → ${largest} streams (${few.toFixed(0)} → ${many.toFixed(0)} B)`, value: many / few, target: 1.5, unit: '×'})
+  }
+  const disk = {few: at(small, 'ours+file').diskBytesPerMessage, many: at(largest, 'ours+file').diskBytesPerMessage}
+  console.log()
+  printFigures(figures, missed)
+  printDisk(disk, small, largest)
+  console.log()
+  return {runs, figures, disk: {...disk, streams: {few: small, many: largest}}}
+}
+
+/** What FileStore puts on disk per message: no target is set for it (the issue sets one for the store's input). */
+function printDisk(disk, few, many) {
+  if (disk.few === undefined || disk.many === undefined) return
+  console.log(`  file bytes/message ours+file, ${few} → ${many} streams: ${disk.few.toFixed(0)} → ${disk.many.toFixed(0)} B (FileStore rewrites its whole file per write; printed, no target)`)
+}
+
+function describeRun(run) {
+  const disk = run.diskBytesPerMessage === undefined ? '' : `, file ${run.diskBytesPerMessage.toFixed(0)} B`
+  const store = run.storeBytesPerMessage === undefined ? '' : `   store ${run.storeWritesPerMessage.toFixed(2)} writes ${run.storeBytesPerMessage.toFixed(0)} B${disk} /message`
+  const open = run.openAtSample < run.streams ? ` (${run.openAtSample} open)` : ''
+  return `CPU ${(run.cpuUsPerMessage / 1000).toFixed(3)} ms/message   heap ${run.heapPerStreamKiB.toFixed(1).padStart(6)} KiB/stream${open}${store}`
+}
+
+/** The round trip and the sweep, for the summary at the end of the run. */
+export function printScaleSummary({roundTrip, sweep, profile}) {
+  if (roundTrip) {
+    console.log(`tool-call round trip (SDK Client, reference server, ${roundTrip.calls} sequential echo calls, median of ${roundTrip.rounds} rounds)`)
+    printRoundTrip(roundTrip)
+    printFigures(roundTrip.figures)
+  }
+  if (sweep) {
+    console.log('concurrency sweep (SDK Client, slow tool; client CPU per delivered message, heap per open stream)')
+    for (const run of sweep.runs) console.log(`  ${String(run.streams).padStart(4)} streams  ${run.client.padEnd(9)} ${describeRun(run)}`)
+    printFigures(sweep.figures)
+    printDisk(sweep.disk, sweep.disk.streams?.few, sweep.disk.streams?.many)
+  }
+  if (profile) {
+    console.log(`profile (ours, 1,000 streams), self time by area: ${profile.areas.map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
+    console.log(`  most self time: ${profile.functions.slice(0, 4).map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
+  }
+}
+
+/**
+ * A CPU profile of ours (MemoryStore) with `step.streams` open streams (the whole client process: start-up and
+ * warm-up included): the functions with the most self time, and self time by where the code lives.
+ */
+export async function profileSection(url, step, top = 15) {
+  const directory = await mkdtemp(join(tmpdir(), 'mcp-bench-prof-'))
+  try {
+    await runClient({mode: 'sweep', client: 'ours', url, ...step, bytes: false}, ['--cpu-prof', `--cpu-prof-dir=${directory}`])
+    const [file] = (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'))
+    const {functions, areas} = selfTimes(JSON.parse(await readFile(join(directory, file), 'utf8')))
+    console.log(`profile: ours (MemoryStore), ${step.streams} streams × ${step.steps} progress; % of busy (non-idle) time`)
+    console.log(`  by area: ${areas.map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
+    for (const row of functions.slice(0, top)) console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
+    console.log()
+    return {areas, functions: functions.slice(0, top)}
+  } finally {
+    await rm(directory, {recursive: true, force: true})
+  }
+}
+
+/** Where a function's code lives, to group self time. */
+function areaOf(functionName, url) {
+  if (functionName === '(garbage collector)') return 'gc'
+  if (url.includes('/dist/')) return 'this library'
+  if (url.includes('@modelcontextprotocol') || url.includes('/zod/')) return 'SDK Client + zod'
+  if (url.includes('undici')) return 'undici (fetch)'
+  if (url.startsWith('node:')) return 'node internals'
+  if (url.includes('/bench/')) return 'bench'
+  return 'other (program, microtasks, wasm)'
+}
+
+/** Self time per function (name and place) and per area, from the samples of a `.cpuprofile`; idle left out. */
+function selfTimes(profile) {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
+  const perFunction = new Map()
+  const perArea = new Map()
+  let busy = 0
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0
+    const {functionName, url, lineNumber} = nodes.get(id).callFrame
+    if (functionName === '(idle)') return
+    busy += delta
+    const place = url === '' ? '' : ` ${shortUrl(url)}:${lineNumber + 1}`
+    const name = `${functionName || '(anonymous)'}${place}`
+    perFunction.set(name, (perFunction.get(name) ?? 0) + delta)
+    const area = areaOf(functionName, url)
+    perArea.set(area, (perArea.get(area) ?? 0) + delta)
+  })
+  const rows = (map) => [...map].map(([name, us]) => ({name, ms: us / 1000, percent: (us / busy) * 100})).sort((a, b) => b.ms - a.ms)
+  return {functions: rows(perFunction), areas: rows(perArea)}
+}
+
+function shortUrl(url) {
+  const path = url.startsWith('file://') ? fileURLToPath(url) : url
+  return path.startsWith('/') ? relative(here('..'), path) : path
+}
+

@@ -1,0 +1,76 @@
+/**
+ * What persistence costs as streams are added: a cursor write must cost what changed (one stream moved), not
+ * the size of the session. Measured through the public store seam, over real sockets to the reference server.
+ */
+import {afterEach, describe, expect, it} from 'vitest'
+import {createReferenceServer} from '../src/testing/index.ts'
+import {listen, type Listening} from '../src/testing/node.ts'
+import {connectTo, until} from './fixtures/client.ts'
+import {RecordingStore} from './fixtures/recording-store.ts'
+
+let server: Listening | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+/** Characters of JSON handed to the store's `set` since write number `from`. */
+function bytesWritten(store: RecordingStore, from: number): number {
+  return store.writes.slice(from).reduce((sum, write) => sum + (write.op === 'set' ? JSON.stringify(write.value).length : 0), 0)
+}
+
+/** Resolves once the store has seen no write for `ms`. */
+async function quiet(store: RecordingStore, ms = 60): Promise<void> {
+  let count = -1
+  while (count !== store.writes.length) {
+    count = store.writes.length
+    await new Promise((resolve) => setTimeout(resolve, ms))
+  }
+}
+
+/** How long each held call runs: far longer than the measurement; the client closes before it ends. */
+const holdMs = 30_000
+
+/**
+ * With `openStreams` calls held open (tools that answer only after `holdMs`), one more call sends three
+ * progress notifications: the bytes written to the store per notification.
+ */
+async function bytesPerAdvance(openStreams: number): Promise<number> {
+  const reference = createReferenceServer()
+  server = await listen(reference)
+  const store = new RecordingStore()
+  const {client} = await connectTo(server.url, {store})
+  const held = Array.from({length: openStreams}, () =>
+    client.callTool({name: 'slow', arguments: {steps: 1, delayMs: holdMs}}, undefined, {timeout: holdMs * 2}).catch(() => undefined),
+  )
+  // Every held call is running on the server, and the client has stored what their first events moved.
+  await until(() => reference.executions['slow'] === openStreams, 15_000)
+  await quiet(store, 100)
+
+  const from = store.writes.length
+  const progress: number[] = []
+  const result = await client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 25}}, undefined, {
+    onprogress: ({progress: step}) => progress.push(step),
+  })
+  await quiet(store)
+  const bytes = bytesWritten(store, from)
+
+  expect(result.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
+  expect(progress).toEqual([1, 2, 3])
+  // The held calls were open the whole time: their streams are part of the session that was measured.
+  const open = reference.session().streams.filter((stream) => stream.connected && !stream.finished && stream.id.startsWith('p'))
+  expect(open).toHaveLength(openStreams)
+  await client.close()
+  await Promise.all(held)
+  return bytes / progress.length
+}
+
+describe('persistence at scale', () => {
+  it('writes no more bytes per cursor advance with 1,000 open streams than with 10', async () => {
+    const few = await bytesPerAdvance(10)
+    const many = await bytesPerAdvance(1000)
+    // Bounded by a constant: what one stream's advance costs does not depend on how many others are open
+    // (the slack covers longer request and event IDs).
+    expect(many, `bytes per advance: ${few.toFixed(0)} with 10 open streams, ${many.toFixed(0)} with 1,000`).toBeLessThanOrEqual(few * 1.5 + 16)
+  }, 30_000)
+})
