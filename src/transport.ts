@@ -60,7 +60,7 @@ export class ResumableHTTPClientTransport implements Transport {
 
   constructor(url: URL, options?: ResumableHTTPClientTransportOptions) {
     this.#options = resolveOptions(url, options)
-    this.#http = {url, fetch: this.#options.fetch, requestInit: this.#options.requestInit}
+    this.#http = this.#options.http
     this.#sessionIdOption = this.#options.sessionId
     this.#records = new SessionRecords(this.#options.store, this.#options.namespace, (error, key) =>
       this.#emit({type: 'store-error', key, error}),
@@ -205,7 +205,7 @@ export class ResumableHTTPClientTransport implements Transport {
       await this.#expireSession(error, false)
       throw error
     }
-    if (!response.ok) throw fail(await httpError(response, `POST ${method ?? 'response'}`))
+    if (!response.ok) throw fail(await httpError(this.#http, response, `POST ${method ?? 'response'}`))
     if (method === 'initialize' && requestId !== undefined) {
       try {
         this.#offered = offeredSession(requestId, response.headers.get('mcp-session-id'))
@@ -268,7 +268,7 @@ export class ResumableHTTPClientTransport implements Transport {
     })
     // [spec transports, session management] a server MAY answer 405: it does not let clients end sessions.
     if (!response.ok && response.status !== 404 && response.status !== 405) {
-      throw await httpError(response, 'DELETE')
+      throw await httpError(this.#http, response, 'DELETE')
     }
     discard(response)
     await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
@@ -490,6 +490,9 @@ export class ResumableHTTPClientTransport implements Transport {
       protocolVersion: this.#protocolVersion,
       lastEventId,
       signal: stream.controller.signal,
+    }).catch((error: unknown) => {
+      // A redirect not followed comes back the same on every attempt.
+      throw isTransportError(error, 'http') ? stopRetrying(error) : error
     })
     const answer = classifyStreamAnswer({
       status: response.status,
@@ -509,8 +512,8 @@ export class ResumableHTTPClientTransport implements Transport {
       if (progressed) return 'again'
       throw new TransportError('network', `${describeStream(stream)} closed before any new event`)
     }
-    if (answer === 'retry') throw await httpError(response, `GET ${describeStream(stream)}`)
-    if (answer === 'failed') throw stopRetrying(await httpError(response, `GET ${describeStream(stream)}`))
+    if (answer === 'retry') throw await httpError(this.#http, response, `GET ${describeStream(stream)}`)
+    if (answer === 'failed') throw stopRetrying(await httpError(this.#http, response, `GET ${describeStream(stream)}`))
     discard(response)
     switch (answer) {
       case 'session-expired': {
