@@ -55,19 +55,19 @@ export interface McpOrigin extends Listening {
 export async function mcpOrigin(rule: RedirectRule = () => undefined): Promise<McpOrigin> {
   const server = createReferenceServer()
   const received: Received[] = []
-  let self: McpOrigin | undefined
+  const front = {rule}
   const listening = await listen({
     handle: async (request) => {
       const body = await request.clone().text()
       const url = new URL(request.url)
       received.push({method: request.method, target: `${url.pathname}${url.search}`, headers: Object.fromEntries(request.headers), body})
-      const redirect = self!.rule({method: request.method, rpcMethod: rpcMethodOf(body), url})
+      const redirect = front.rule({method: request.method, rpcMethod: rpcMethodOf(body), url})
       if (redirect !== undefined) return new Response('moved', {status: redirect.status, headers: {location: redirect.location}})
       return server.handle(request)
     },
   })
-  self = {...listening, origin: new URL(listening.url).origin, server, received, rule}
-  return self
+  // The front itself is returned, so that a test may change its rule at any time.
+  return Object.assign(front, listening, {origin: new URL(listening.url).origin, server, received})
 }
 
 function rpcMethodOf(body: string): string | undefined {

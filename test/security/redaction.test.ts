@@ -16,7 +16,7 @@ afterEach(async () => {
 /** Every text an app may log: error messages (with their causes) and events, errors included. */
 function texts(errors: unknown[], events: TransportEvent[]): string[] {
   const describe = (value: unknown): string =>
-    value instanceof Error ? `${value.name}: ${value.message} ${describe(value.cause)}` : value === undefined ? '' : String(value)
+    value instanceof Error ? `${value.name}: ${value.message} ${describe(value.cause)}` : value === undefined ? '' : JSON.stringify(value)
   return [...errors.map(describe), ...events.map((event) => JSON.stringify(event, (_key, value: unknown) => (value instanceof Error ? describe(value) : value)))]
 }
 
