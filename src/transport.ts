@@ -233,7 +233,7 @@ export class ResumableHTTPClientTransport implements Transport {
     }
     let messages: JSONRPCMessage[]
     try {
-      messages = parseMessages(await response.text())
+      messages = parseMessages(await response.text(), [], this.#http.redact)
     } catch (error) {
       throw fail(isTransportError(error) ? error : new TransportError('network', 'Reading the response failed', {cause: error}))
     }
@@ -641,7 +641,7 @@ export class ResumableHTTPClientTransport implements Transport {
   /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
   #parseInto(messages: JSONRPCMessage[], data: string): void {
     try {
-      parseMessages(data, messages)
+      parseMessages(data, messages, this.#http.redact)
     } catch (error) {
       this.#report(error)
     }

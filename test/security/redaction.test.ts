@@ -95,3 +95,16 @@ describe('secrets never appear in messages', () => {
     await client.close()
   })
 })
+
+describe('secrets echoed in data that is not JSON-RPC', () => {
+  it('an initialize answer that is not JSON and quotes the API key fails with the key masked, and with no cause that quotes it', async () => {
+    const key = 'api-key-echoed-5k4j3h'
+    const echo = await recordingOrigin((request) => new Response(`{"unauthorized": "${request.headers.get('x-api-key')}"`, {headers: {'content-type': 'application/json'}}))
+    opened.push(echo)
+    const error = await failure(connectTo(echo.url, {requestInit: {headers: {'x-api-key': key}}}))
+
+    expect(echo.received[0]!.headers['x-api-key']).toBe(key)
+    expect((error as Error).message).toContain('not JSON')
+    expect(texts([error], []).filter((text) => text.includes(key))).toEqual([])
+  })
+})
