@@ -38,8 +38,11 @@ function permissive(request: Request, body: string): Response {
   return Response.json({jsonrpc: '2.0', id, result: {protocolVersion: '2025-06-18', capabilities: {}, serverInfo: {name: 'other', version: '1'}}}, {headers: cors})
 }
 
+const html = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><script type="module" src="/redirect-page.js"></script>'
+
 async function serveStatic(url: URL): Promise<Response> {
-  const file = resolve(outDir, `.${url.pathname === '/' ? '/index.html' : decodeURIComponent(url.pathname)}`)
+  if (url.pathname === '/') return new Response(html, {headers: {'content-type': contentTypes['.html']!}})
+  const file = resolve(outDir, `.${decodeURIComponent(url.pathname)}`)
   if (relative(outDir, file).startsWith('..') || !existsSync(file)) return new Response('not found', {status: 404})
   const body = new Uint8Array(await readFile(file))
   return new Response(body, {headers: {'content-type': contentTypes[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store'}})
@@ -49,7 +52,20 @@ beforeAll(async () => {
   if (!hasChromium) return
   outDir = await mkdtemp(join(tmpdir(), 'browser-redirects-'))
   const [built, launched] = await Promise.allSettled([
-    build({root: pageRoot, configFile: false, logLevel: 'error', build: {outDir, emptyOutDir: true, minify: false, reportCompressedSize: false, chunkSizeWarningLimit: 2000}}),
+    build({
+      root: pageRoot,
+      configFile: false,
+      logLevel: 'error',
+      build: {
+        outDir,
+        emptyOutDir: true,
+        minify: false,
+        reportCompressedSize: false,
+        chunkSizeWarningLimit: 2000,
+        // The page is a script alone: the HTML that loads it is served below.
+        rolldownOptions: {input: join(pageRoot, 'redirect-page.ts'), output: {entryFileNames: '[name].js'}},
+      },
+    }),
     launchChromium(),
   ])
   if (launched.status === 'fulfilled') browser = launched.value
