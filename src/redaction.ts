@@ -33,9 +33,9 @@ export function createRedactor(url: URL, headers: HeadersInit | undefined, secre
   return (text) => ordered.reduce((masked, secret) => masked.split(secret).join(mask), text)
 }
 
-/** The server URL as messages show it: origin and path, the query's names without their values. */
+/** The server URL as messages show it: origin and path, the query's names without their values (a bare one masked whole). */
 export function displayUrl(url: URL): string {
-  const names = [...new Set(url.searchParams.keys())]
-  const query = names.length === 0 ? '' : `?${names.map((name) => `${encodeURIComponent(name)}=${mask}`).join('&')}`
-  return `${url.origin}${url.pathname}${query}`
+  const pairs = url.search.slice(1).split('&').filter((pair) => pair !== '')
+  const query = pairs.map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${mask}` : mask))
+  return `${url.origin}${url.pathname}${query.length === 0 ? '' : `?${query.join('&')}`}`
 }

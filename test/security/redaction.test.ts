@@ -40,7 +40,7 @@ describe('secrets never appear in messages', () => {
   it('the query token is in no error thrown, no onerror report and no reconnect-failed event once the server is gone; the endpoint is named with the value masked', async () => {
     const server = await listen(createReferenceServer())
     const secret = 'tok-SECRET-4d2f9a'
-    const {client, errors, events} = await connectTo(`${server.url}?token=${secret}&tenant=t-acme-01`, {
+    const {client, errors, events} = await connectTo(`${server.url}?token=${secret}&tenant=t-acme-01&bare-key-9q8w`, {
       reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 5},
     })
     await server.close()
@@ -49,8 +49,8 @@ describe('secrets never appear in messages', () => {
 
     expect(eventsOf(events, 'reconnect-failed').length).toBeGreaterThan(0)
     const logged = texts([thrown, ...errors], events)
-    expect(logged.filter((text) => text.includes(secret) || text.includes('t-acme-01'))).toEqual([])
-    expect(String(thrown)).toContain('/mcp?token=[redacted]&tenant=[redacted]')
+    expect(logged.filter((text) => text.includes(secret) || text.includes('t-acme-01') || text.includes('bare-key-9q8w'))).toEqual([])
+    expect(String(thrown)).toContain('/mcp?token=[redacted]&tenant=[redacted]&[redacted] failed')
     await client.close()
   })
 

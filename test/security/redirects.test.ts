@@ -4,7 +4,7 @@
  * headers) may reach another origin unless the app lists it.
  */
 import {afterEach, describe, expect, it} from 'vitest'
-import {isTransportError, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {isTransportError, ResumableHTTPClientTransport, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import {codeOf, connectTo, until} from '../fixtures/client.ts'
 import {mcpOrigin, recordingOrigin, type McpOrigin, type RecordingOrigin} from './origins.ts'
 
@@ -135,6 +135,19 @@ describe('redirects within the origin', () => {
     await client.close()
   })
 
+  it('a 301 of the standalone GET is followed as a GET with its session ID: the stream is open at the new path', async () => {
+    const {mcp} = await origins()
+    mcp.rule = ({method, url}) => (method === 'GET' && url.pathname === '/mcp' ? {status: 301, location: '/stream'} : undefined)
+    const {client, transport, events} = await connect(mcp)
+
+    await until(() => mcp.server.session(transport.sessionId).streams.some((stream) => stream.connected))
+    expect(mcp.received.filter((request) => request.target === '/stream')).toEqual([
+      expect.objectContaining({method: 'GET', headers: expect.objectContaining({'mcp-session-id': transport.sessionId})}),
+    ])
+    expect(events.filter((event) => event.type === 'reconnect-failed')).toEqual([])
+    await client.close()
+  })
+
   it('a 303 of a POST is an error that says so: the JSON-RPC message is never sent again as a GET', async () => {
     const {mcp} = await origins()
     const {client} = await connect(mcp)
@@ -158,5 +171,15 @@ describe('redirects within the origin', () => {
     expect((error as Error).message).toContain('more than 5 times')
     expect(mcp.received.filter((request) => request.body.includes('tools/call'))).toHaveLength(6)
     await client.close()
+  })
+})
+
+describe('redirect options', () => {
+  it('refuses a redirectPolicy it does not know and an allowed origin that is not an http(s) URL, naming them', () => {
+    const url = new URL('http://127.0.0.1:9/mcp')
+    const policy = {redirectPolicy: 'manual'} as unknown as ResumableHTTPClientTransportOptions
+    expect(() => new ResumableHTTPClientTransport(url, policy)).toThrow(/redirectPolicy must be 'same-origin' or 'follow', got "manual"/)
+    expect(() => new ResumableHTTPClientTransport(url, {allowedRedirectOrigins: ['mcp.example.com']})).toThrow(TypeError)
+    expect(() => new ResumableHTTPClientTransport(url, {allowedRedirectOrigins: ['ftp://mcp.example.com']})).toThrow(/http\(s\) origins/)
   })
 })
