@@ -4,7 +4,7 @@ import type {FetchLike} from './options.ts'
 import {displayUrl, type Redact} from './redaction.ts'
 
 /** Redirects followed in a row before the request fails: a loop ends, a long chain is refused. */
-export const maxRedirects = 5
+const maxRedirects = 5
 const redirectStatuses = new Set([301, 302, 303, 307, 308])
 
 /** One HTTP exchange with the MCP endpoint, with the protocol headers it must carry. */

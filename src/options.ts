@@ -151,7 +151,12 @@ function redirectPolicy(value: unknown): 'same-origin' | 'follow' {
 
 /** The origin of an entry of `allowedRedirectOrigins`, which must be an http(s) origin. */
 function originOf(entry: string): string {
-  const url = URL.canParse(entry) ? new URL(entry) : undefined
+  let url: URL | undefined
+  try {
+    url = new URL(entry)
+  } catch {
+    // Reported below, with the entry.
+  }
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
     throw new TypeError(`options.allowedRedirectOrigins must hold http(s) origins such as 'https://host:8443', got ${JSON.stringify(entry)}`)
   }
