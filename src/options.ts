@@ -46,8 +46,9 @@ export interface ResumableHTTPClientTransportOptions {
    *   redirect fails the request with a `TransportError` of code `http`, so that the session ID, the body,
    *   `Last-Event-ID` and the app's headers never reach another origin. Browsers hide the target of a redirect
    *   that fetch does not follow: there, every redirect fails so. `requestInit.redirect` is not used.
-   * - `'follow'`: redirects are left to fetch and `requestInit.redirect`; fetch sends the app's headers (all but
-   *   `Authorization` and `Cookie`), the session ID and, on 307 and 308, the body to wherever the server points.
+   * - `'follow'`: redirects are left to fetch and `requestInit.redirect`; Node's fetch sends the app's headers
+   *   (but `Authorization` and `Cookie`), the session ID and, on 307 and 308, the body to wherever the server
+   *   points. Only for a server you trust.
    * @defaultValue 'same-origin'
    */
   redirectPolicy?: 'same-origin' | 'follow' | undefined
