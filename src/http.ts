@@ -1,6 +1,13 @@
 import {abortedError, TransportError} from './errors.ts'
 import {excerpt} from './jsonrpc.ts'
-import type {FetchLike} from './options.ts'
+import {displayUrl, type Redact} from './redaction.ts'
+
+/** The part of `fetch` the transport uses; pass a wrapped one for auth, tracing or tests. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>
+
+/** Redirects followed in a row before the request fails: a loop ends, a long chain is refused. */
+const maxRedirects = 5
+const redirectStatuses = new Set([301, 302, 303, 307, 308])
 
 /** One HTTP exchange with the MCP endpoint, with the protocol headers it must carry. */
 export interface WireRequest {
@@ -16,11 +23,21 @@ export interface HttpClient {
   url: URL
   fetch: FetchLike | undefined
   requestInit: RequestInit
+  /** `'follow'`: redirects are fetch's business; `'same-origin'`: the transport follows them, see {@link exchange}. */
+  redirectPolicy: 'same-origin' | 'follow'
+  /** Origins, besides the endpoint's, that a redirect may lead to (`URL.origin` form). */
+  allowedRedirectOrigins: ReadonlySet<string>
+  /** Masks the URL's query values and the secret headers' values in a text meant for a message. */
+  redact: Redact
 }
 
 /**
- * Sends one request. Rejects with `aborted` when `signal` aborted it, `network` when no answer came;
- * any HTTP status resolves (the caller decides what it means).
+ * Sends one request. Rejects with `aborted` when `signal` aborted it, `network` when no answer came, `http`
+ * for a redirect it does not follow; any other HTTP status resolves (the caller decides what it means).
+ *
+ * With `redirectPolicy: 'same-origin'` a redirect is followed here, never by fetch: only when it keeps the method
+ * and stays within the endpoint's origin (or one of `allowedRedirectOrigins`), so that the session ID, the body,
+ * `Last-Event-ID` and the app's headers never reach another origin.
  */
 export async function exchange(client: HttpClient, request: WireRequest): Promise<Response> {
   const headers = new Headers(client.requestInit.headers)
@@ -34,26 +51,84 @@ export async function exchange(client: HttpClient, request: WireRequest): Promis
   // [spec 2025-06-18 transports, protocol version header] ...and the negotiated protocol version.
   if (request.protocolVersion !== undefined) headers.set('mcp-protocol-version', request.protocolVersion)
   if (request.lastEventId !== undefined) headers.set('last-event-id', request.lastEventId)
-  // Read at call time, so that msw and app patches of the global fetch apply.
-  const fetchFunction = client.fetch ?? globalThis.fetch
-  try {
-    return await fetchFunction(client.url, {
-      ...client.requestInit,
-      method: request.method,
-      headers,
-      body: request.body ?? null,
-      signal: request.signal,
-    })
-  } catch (cause) {
-    if (request.signal.aborted) throw abortedError(request.signal)
-    throw new TransportError('network', `${request.method} ${client.url.href} failed: ${describe(cause)}`, {cause})
+  const init: RequestInit = {
+    ...client.requestInit,
+    method: request.method,
+    headers,
+    body: request.body ?? null,
+    signal: request.signal,
+  }
+  if (client.redirectPolicy === 'follow') return send(client, client.url, init)
+  init.redirect = 'manual'
+  let url = client.url
+  for (let hops = 0; ; hops++) {
+    const response = await send(client, url, init)
+    const target = redirectTarget(client, request, response, url, hops)
+    if (target === undefined) return response
+    discard(response)
+    url = target
   }
 }
 
-/** A TransportError for an unexpected status, with the start of the body to say why. */
-export async function httpError(response: Response, what: string): Promise<TransportError> {
+async function send(client: HttpClient, url: URL, init: RequestInit): Promise<Response> {
+  // Read at call time, so that msw and app patches of the global fetch apply.
+  const fetchFunction = client.fetch ?? globalThis.fetch
+  try {
+    return await fetchFunction(url, init)
+  } catch (cause) {
+    if (init.signal?.aborted === true) throw abortedError(init.signal)
+    const what = `${init.method ?? 'GET'} ${displayUrl(client.url)}`
+    throw new TransportError('network', `${what} failed: ${client.redact(describe(cause))}`, {cause})
+  }
+}
+
+/**
+ * Where to follow the redirect `response` (of the request sent to `from`), undefined when it is no redirect;
+ * throws when it is one not to follow.
+ */
+function redirectTarget(client: HttpClient, request: WireRequest, response: Response, from: URL, hops: number): URL | undefined {
+  const what = `${request.method} ${displayUrl(client.url)}`
+  const policy = `redirectPolicy 'same-origin'`
+  // A browser hides the target of a redirect it did not follow: it may be another origin, so it is not followed.
+  if (response.type === 'opaqueredirect') {
+    discard(response)
+    throw new TransportError('http', `${what} was redirected, and the browser hides where to: not followed (${policy}). Use the final URL of the endpoint`)
+  }
+  const location = redirectStatuses.has(response.status) ? response.headers.get('location') : null
+  if (location === null) return undefined
+  const refuse = (why: string): TransportError => {
+    discard(response)
+    return new TransportError('http', `${what} was redirected (HTTP ${response.status}) ${why}: not followed (${policy})`, {status: response.status})
+  }
+  let target: URL
+  try {
+    target = new URL(location, from)
+  } catch {
+    throw refuse('to an invalid URL')
+  }
+  const shown = `${target.origin}${target.pathname}`
+  if (target.username !== '' || target.password !== '') throw refuse(`to ${shown} with credentials in the URL`)
+  if (!isWithinOrigin(client.url, target) && !client.allowedRedirectOrigins.has(target.origin)) {
+    throw refuse(`to another origin, ${shown}; add it to allowedRedirectOrigins to follow it with the whole request`)
+  }
+  // 301, 302 and 303 turn the request into a GET: a JSON-RPC message would be lost, a DELETE become a read.
+  if (request.method !== 'GET' && response.status !== 307 && response.status !== 308) {
+    throw refuse(`to ${shown}, which would turn the ${request.method} into a GET`)
+  }
+  if (hops === maxRedirects) throw refuse(`more than ${maxRedirects} times in a row`)
+  return target
+}
+
+/** Whether `to` has the origin of `from`, or is its https form with both on default ports. */
+function isWithinOrigin(from: URL, to: URL): boolean {
+  if (from.origin === to.origin) return true
+  return from.hostname === to.hostname && from.protocol === 'http:' && from.port === '' && to.protocol === 'https:' && to.port === ''
+}
+
+/** A TransportError for an unexpected status, with the start of the body to say why (secrets masked). */
+export async function httpError(client: HttpClient, response: Response, what: string): Promise<TransportError> {
   const text = await response.text().catch(() => '')
-  const detail = text === '' ? '' : `: ${excerpt(text)}`
+  const detail = text === '' ? '' : `: ${excerpt(client.redact(text))}`
   return new TransportError('http', `${what} failed with HTTP ${response.status}${detail}`, {status: response.status})
 }
 

@@ -1,5 +1,6 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportError} from './errors.ts'
+import type {Redact} from './redaction.ts'
 
 export type JsonRpcId = string | number
 
@@ -43,27 +44,29 @@ export function cancelledRequestIdOf(message: JSONRPCMessage): JsonRpcId | undef
 
 /**
  * Parses one SSE `data` field or a JSON body and appends its messages to `into` (a 2025-03-26 batch gives
- * several). Throws a `protocol` TransportError naming what was wrong; nothing half-parsed is appended.
+ * several). Throws a `protocol` TransportError naming what was wrong, with the data masked by `redact`; nothing
+ * half-parsed is appended.
  */
-export function parseMessages(text: string, into: JSONRPCMessage[] = []): JSONRPCMessage[] {
+export function parseMessages(text: string, into: JSONRPCMessage[], redact: Redact): JSONRPCMessage[] {
   let value: unknown
   try {
     value = JSON.parse(text)
-  } catch (cause) {
-    throw new TransportError('protocol', `The server sent data that is not JSON: ${excerpt(text)}`, {cause})
+  } catch {
+    // No cause: the SyntaxError quotes the data, where `redact` cannot mask a secret the server echoed.
+    throw new TransportError('protocol', `The server sent data that is not JSON: ${excerpt(redact(text))}`)
   }
   if (!Array.isArray(value)) {
-    into.push(asMessage(value, text))
+    into.push(asMessage(value, text, redact))
     return into
   }
-  const batch = value.map((item) => asMessage(item, text))
+  const batch = value.map((item) => asMessage(item, text, redact))
   into.push(...batch)
   return into
 }
 
-function asMessage(value: unknown, text: string): JSONRPCMessage {
+function asMessage(value: unknown, text: string, redact: Redact): JSONRPCMessage {
   if (typeof value !== 'object' || value === null || (value as {jsonrpc?: unknown}).jsonrpc !== '2.0') {
-    throw new TransportError('protocol', `The server sent JSON that is not a JSON-RPC 2.0 message: ${excerpt(text)}`)
+    throw new TransportError('protocol', `The server sent JSON that is not a JSON-RPC 2.0 message: ${excerpt(redact(text))}`)
   }
   return value as JSONRPCMessage
 }

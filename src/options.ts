@@ -1,9 +1,10 @@
 import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './backoff.ts'
 import type {TransportEvent} from './events.ts'
+import type {FetchLike, HttpClient} from './http.ts'
+import {storeNamespace} from './namespace.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
+import {createRedactor, defaultSecretHeaders} from './redaction.ts'
 
-/** The part of `fetch` the transport uses; pass a wrapped one for auth, tracing or tests. */
-export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>
 
 export interface ResumableHTTPClientTransportOptions {
   /**
@@ -12,7 +13,9 @@ export interface ResumableHTTPClientTransportOptions {
    */
   store?: ResumptionStore | undefined
   /**
-   * Separates sessions kept in one store for the same server, for example by user ID.
+   * Separates sessions kept in one store for the same server, for example by user ID: give each user of one
+   * endpoint their own, or they share a session. The server URL (origin, path and a digest of the query) names
+   * the records besides.
    * @defaultValue none: the server URL alone names the records
    */
   storeKey?: string | undefined
@@ -32,6 +35,34 @@ export interface ResumableHTTPClientTransportOptions {
    * @defaultValue `{}`
    */
   requestInit?: RequestInit | undefined
+  /**
+   * How a redirect of one of the transport's requests is handled (the SDK transport's option, with its values).
+   *
+   * - `'same-origin'`: the transport follows a redirect itself, at most 5 in a row, only when it keeps the method
+   *   (307 and 308; any redirect of a GET) and stays within the origin of the server URL (or goes from http to
+   *   https on the same host with default ports) or goes to an origin of `allowedRedirectOrigins`. Any other
+   *   redirect fails the request with a `TransportError` of code `http`, so that the session ID, the body,
+   *   `Last-Event-ID` and the app's headers never reach another origin. Browsers hide the target of a redirect
+   *   that fetch does not follow: there, every redirect fails so. `requestInit.redirect` is not used.
+   * - `'follow'`: redirects are left to fetch and `requestInit.redirect`; Node's fetch sends the app's headers
+   *   (but `Authorization` and `Cookie`), the session ID and, on 307 and 308, the body to wherever the server
+   *   points. Only for a server you trust.
+   * @defaultValue 'same-origin'
+   */
+  redirectPolicy?: 'same-origin' | 'follow' | undefined
+  /**
+   * Origins (`'https://mcp-2.example.com'`) besides the server's own that `redirectPolicy: 'same-origin'` follows
+   * a redirect to, with the whole request: session ID, body, `Last-Event-ID` and the app's headers.
+   * @defaultValue `[]`
+   */
+  allowedRedirectOrigins?: readonly string[] | undefined
+  /**
+   * Headers of `requestInit.headers` whose values are secrets, besides `Authorization`, `Cookie` and
+   * `Proxy-Authorization` (always). Their values, like the query values of the server URL, are masked in every
+   * error message and event. Replaces the default list.
+   * @defaultValue `['x-api-key', 'api-key', 'x-auth-token']`
+   */
+  secretHeaders?: readonly string[] | undefined
   /** How broken streams are reopened: see {@link ReconnectOptions} for each default. */
   reconnect?: ReconnectOptions | undefined
   /**
@@ -68,8 +99,7 @@ export interface ResolvedOptions {
   store: ResumptionStore
   namespace: string
   sessionId: string | undefined
-  fetch: FetchLike | undefined
-  requestInit: RequestInit
+  http: HttpClient
   reconnect: ReconnectPolicy
   durability: 'strict' | 'relaxed'
   resumeTimeoutMs: number
@@ -79,6 +109,10 @@ export interface ResolvedOptions {
 
 export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOptions = {}): ResolvedOptions {
   if (!(url instanceof URL)) throw new TypeError('The server URL must be a URL, e.g. `new URL("https://host/mcp")`')
+  if (url.username !== '' || url.password !== '') {
+    // Said without the URL: it holds the credentials.
+    throw new TypeError('The server URL must not contain credentials (user:password@): pass them as headers in requestInit.headers, e.g. Authorization')
+  }
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw new TypeError('options.fetch must be a function')
   }
@@ -88,19 +122,45 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
   if (Number.isNaN(resumeTimeoutMs) || resumeTimeoutMs <= 0) {
     throw new TypeError(`options.resumeTimeoutMs must be a number > 0 (Infinity: no deadline), got ${String(resumeTimeoutMs)}`)
   }
+  const requestInit = options.requestInit ?? {}
   return Object.freeze({
     store: options.store ?? new MemoryStore(),
-    // Origin + path: two servers, or two users of one server, never share a session or a cursor.
-    namespace: `mcp-resumable-http:${url.origin}${url.pathname}${options.storeKey === undefined ? '' : `#${options.storeKey}`}`,
+    // Two servers, two query strings of one server, or two storeKeys never share a session or a cursor.
+    namespace: storeNamespace(url, options.storeKey),
     sessionId: options.sessionId,
-    fetch: options.fetch,
-    requestInit: options.requestInit ?? {},
+    http: {
+      url,
+      fetch: options.fetch,
+      requestInit,
+      redirectPolicy: redirectPolicy(options.redirectPolicy),
+      allowedRedirectOrigins: new Set((options.allowedRedirectOrigins ?? []).map(originOf)),
+      redact: createRedactor(url, requestInit.headers, options.secretHeaders ?? defaultSecretHeaders),
+    },
     reconnect: resolveReconnectPolicy(options.reconnect),
     durability: options.durability ?? 'strict',
     resumeTimeoutMs,
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
     terminateOnClose: options.terminateOnClose ?? false,
   })
+}
+
+function redirectPolicy(value: unknown): 'same-origin' | 'follow' {
+  if (value === undefined || value === 'same-origin' || value === 'follow') return value ?? 'same-origin'
+  throw new TypeError(`options.redirectPolicy must be 'same-origin' or 'follow', got ${JSON.stringify(value)}`)
+}
+
+/** The origin of an entry of `allowedRedirectOrigins`, which must be an http(s) origin. */
+function originOf(entry: string): string {
+  let url: URL | undefined
+  try {
+    url = new URL(entry)
+  } catch {
+    // Reported below, with the entry.
+  }
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+    throw new TypeError(`options.allowedRedirectOrigins must hold http(s) origins such as 'https://host:8443', got ${JSON.stringify(entry)}`)
+  }
+  return url.origin
 }
 
 // A throwing listener must not break the transport it observes.

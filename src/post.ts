@@ -105,7 +105,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     await host.expireSession(error)
     throw error
   }
-  if (!response.ok) throw fail(await httpError(response, `POST ${method ?? 'response'}`))
+  if (!response.ok) throw fail(await httpError(host.http, response, `POST ${method ?? 'response'}`))
   if (method === 'initialize' && requestId !== undefined) {
     try {
       session.offer(requestId, response.headers.get('mcp-session-id'))
@@ -132,7 +132,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   }
   let messages: JSONRPCMessage[]
   try {
-    messages = parseMessages(await response.text())
+    messages = parseMessages(await response.text(), [], host.http.redact)
   } catch (error) {
     throw fail(isTransportError(error) ? error : new TransportError('network', 'Reading the response failed', {cause: error}))
   }

@@ -46,7 +46,7 @@ export class ResumableHTTPClientTransport implements Transport {
 
   constructor(url: URL, options?: ResumableHTTPClientTransportOptions) {
     this.#options = resolveOptions(url, options)
-    this.#http = {url, fetch: this.#options.fetch, requestInit: this.#options.requestInit}
+    this.#http = this.#options.http
     this.#sessionIdOption = this.#options.sessionId
     this.#records = new SessionRecords(this.#options.store, this.#options.namespace, (error, key) =>
       this.#emit({type: 'store-error', key, error}),
@@ -145,7 +145,7 @@ export class ResumableHTTPClientTransport implements Transport {
     if (sessionId === undefined) return
     const response = await exchange(this.#http, {method: 'DELETE', sessionId, protocolVersion: this.#session.protocolVersion, signal: lifetime.signal})
     // [spec transports, session management] a server MAY answer 405: it does not let clients end sessions.
-    if (!response.ok && response.status !== 404 && response.status !== 405) throw await httpError(response, 'DELETE')
+    if (!response.ok && response.status !== 404 && response.status !== 405) throw await httpError(this.#http, response, 'DELETE')
     discard(response)
     await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
     this.#emit({type: 'session-terminated', sessionId, status: response.status})

@@ -1,6 +1,6 @@
 import {firstBackoff, retryWithBackoff, sleep} from '../backoff.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from '../decision.ts'
-import {TransportError} from '../errors.ts'
+import {isTransportError, TransportError} from '../errors.ts'
 import type {TransportEvent, TransportMetrics} from '../events.ts'
 import {discard, exchange, httpError, isEventStream, type HttpClient} from '../http.ts'
 import type {ResolvedOptions} from '../options.ts'
@@ -178,13 +178,14 @@ export class StreamLifecycle {
       host.emit({type: 'reconnect', stream: kind, requestId, branch, attempt, headers})
     }
     // [spec 2025-11-25 transports] resumption is always a GET with Last-Event-ID, whatever opened the stream.
-    const response = await exchange(host.http, {
-      method: 'GET',
-      sessionId,
-      protocolVersion: host.protocolVersion(),
-      lastEventId,
-      signal: stream.controller.signal,
-    })
+    let response: Response
+    try {
+      response = await exchange(host.http, {method: 'GET', sessionId, protocolVersion: host.protocolVersion(), lastEventId, signal: stream.controller.signal})
+    } catch (error) {
+      // A redirect the policy refuses (code `http`) would be refused again: no further attempt.
+      if (isTransportError(error, 'http')) return this.#givenUp(stream, error)
+      throw error
+    }
     const {status} = response
     const answer = classifyStreamAnswer({
       status,
@@ -194,8 +195,8 @@ export class StreamLifecycle {
     })
     const what = `GET ${stream.describe()}`
     if (answer === 'open') return this.#read({stream, branch, resumed: lastEventId !== undefined}, response.body!)
-    if (answer === 'transient') throw await httpError(response, what)
-    if (answer === 'refused') return this.#givenUp(stream, await httpError(response, what))
+    if (answer === 'transient') throw await httpError(host.http, response, what)
+    if (answer === 'refused') return this.#givenUp(stream, await httpError(host.http, response, what))
     discard(response)
     switch (answer) {
       case 'session-expired':

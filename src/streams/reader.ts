@@ -22,7 +22,7 @@ export type ReadOutcome =
 /** What reading needs from the transport. */
 export interface ReaderHost {
   readonly metrics: TransportMetrics
-  readonly options: Pick<ResolvedOptions, 'durability' | 'resumeTimeoutMs' | 'reconnect'>
+  readonly options: Pick<ResolvedOptions, 'durability' | 'resumeTimeoutMs' | 'reconnect' | 'http'>
   /** The session events are read in, and whether the era has event IDs at all. */
   sessionId(): string | undefined
   stateless(): boolean
@@ -143,7 +143,7 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
 /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
 function parseInto(host: ReaderHost, messages: JSONRPCMessage[], data: string): void {
   try {
-    parseMessages(data, messages)
+    parseMessages(data, messages, host.options.http.redact)
   } catch (error) {
     host.report(error)
   }
