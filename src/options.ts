@@ -35,6 +35,12 @@ export interface ResumableHTTPClientTransportOptions {
   /** How broken streams are reopened: see {@link ReconnectOptions} for each default. */
   reconnect?: ReconnectOptions | undefined
   /**
+   * The SDK transport's name for {@link ResumableHTTPClientTransportOptions.reconnect}, accepted with its
+   * meaning so that SDK options can be passed unchanged; give one of the two, not both.
+   * @defaultValue none: `reconnect`'s defaults apply
+   */
+  reconnectionOptions?: StreamableHTTPReconnectionOptions | undefined
+  /**
    * Receives a typed event for every reconnect decision, duplicate, settlement and store failure.
    * @defaultValue none
    */
@@ -64,6 +70,27 @@ export interface ResumableHTTPClientTransportOptions {
   terminateOnClose?: boolean | undefined
 }
 
+/**
+ * The SDK's `StreamableHTTPReconnectionOptions`, mapped field by field onto {@link ReconnectOptions}. A field
+ * left out takes the SDK's default, not `reconnect`'s: these options keep the SDK's meaning. One difference
+ * remains: delays here are jittered (up to twice the computed delay), so that clients cut together do not
+ * reconnect together.
+ */
+export interface StreamableHTTPReconnectionOptions {
+  /** Maps to `reconnect.maxDelayMs`. @defaultValue 30000 */
+  maxReconnectionDelay?: number | undefined
+  /** Maps to `reconnect.minDelayMs`. @defaultValue 1000 */
+  initialReconnectionDelay?: number | undefined
+  /** Maps to `reconnect.factor`. @defaultValue 1.5 */
+  reconnectionDelayGrowFactor?: number | undefined
+  /**
+   * Reconnection attempts in a row before a stream is given up: maps to `reconnect.maxAttempts`. At least 1:
+   * this transport always tries to reopen a broken stream.
+   * @defaultValue 2
+   */
+  maxRetries?: number | undefined
+}
+
 export interface ResolvedOptions {
   store: ResumptionStore
   namespace: string
@@ -79,6 +106,7 @@ export interface ResolvedOptions {
 
 export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOptions = {}): ResolvedOptions {
   if (!(url instanceof URL)) throw new TypeError('The server URL must be a URL, e.g. `new URL("https://host/mcp")`')
+  checkKeys(options)
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw new TypeError('options.fetch must be a function')
   }
@@ -94,12 +122,57 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     sessionId: options.sessionId,
     fetch: options.fetch,
     requestInit: options.requestInit ?? {},
-    reconnect: resolveReconnectPolicy(options.reconnect),
+    reconnect: resolveReconnectPolicy(reconnectOptions(options)),
     durability: options.durability ?? 'strict',
     resumeTimeoutMs,
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
     terminateOnClose: options.terminateOnClose ?? false,
   })
+}
+
+// Every key the transport reads, and the SDK transport's keys handled in `checkKeys`.
+const known = new Set<string>([
+  'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
+  'durability', 'resumeTimeoutMs', 'terminateOnClose',
+  // An SDK option whose support is being added with the redirect handling; accepted, not read here.
+  'redirectPolicy',
+])
+
+/**
+ * A key this transport does not read must not be ignored in silence (a JavaScript caller, or SDK options
+ * passed through a variable, gets no compile error): every unknown key is a `TypeError` naming what to use.
+ */
+function checkKeys(options: unknown): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object')
+  const {authProvider} = options as {authProvider?: unknown}
+  if (authProvider !== undefined) {
+    throw new TypeError(
+      'options.authProvider is not supported yet: pass a `fetch` that adds the `Authorization` header (or the header in `requestInit.headers`), with a token obtained by your OAuth client',
+    )
+  }
+  for (const key of Object.keys(options)) {
+    if (key === 'authProvider' || known.has(key)) continue
+    throw new TypeError(`Unknown option ${JSON.stringify(key)}: the options are ${[...known].join(', ')} (see Options in the README)`)
+  }
+}
+
+// The SDK's reconnection options keep the SDK's defaults field by field (see StreamableHTTPReconnectionOptions).
+function reconnectOptions(options: ResumableHTTPClientTransportOptions): ReconnectOptions | undefined {
+  const sdk = options.reconnectionOptions
+  if (sdk === undefined) return options.reconnect
+  if (options.reconnect !== undefined) {
+    throw new TypeError('options.reconnect and options.reconnectionOptions (its SDK name) were both given: pass one')
+  }
+  const maxRetries = sdk.maxRetries ?? 2
+  if (maxRetries === 0) {
+    throw new TypeError('reconnectionOptions.maxRetries 0 (never reconnect) is not supported: a broken stream is always reopened at least once; use reconnect: {maxAttempts: 1}')
+  }
+  return {
+    maxAttempts: maxRetries,
+    minDelayMs: sdk.initialReconnectionDelay ?? 1000,
+    maxDelayMs: sdk.maxReconnectionDelay ?? 30_000,
+    factor: sdk.reconnectionDelayGrowFactor ?? 1.5,
+  }
 }
 
 // A throwing listener must not break the transport it observes.
