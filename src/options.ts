@@ -122,7 +122,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     sessionId: options.sessionId,
     fetch: options.fetch,
     requestInit: options.requestInit ?? {},
-    reconnect: resolveReconnectPolicy(reconnectOptions(options)),
+    reconnect: reconnectPolicy(options),
     durability: options.durability ?? 'strict',
     resumeTimeoutMs,
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
@@ -156,22 +156,36 @@ function checkKeys(options: unknown): void {
   }
 }
 
-// The SDK's reconnection options keep the SDK's defaults field by field (see StreamableHTTPReconnectionOptions).
-function reconnectOptions(options: ResumableHTTPClientTransportOptions): ReconnectOptions | undefined {
+// Each SDK reconnection field: its name in `reconnect`, and the SDK's default (kept: the SDK's meaning).
+const sdkFields = {
+  initialReconnectionDelay: ['minDelayMs', 1000],
+  maxReconnectionDelay: ['maxDelayMs', 30_000],
+  reconnectionDelayGrowFactor: ['factor', 1.5],
+  maxRetries: ['maxAttempts', 2],
+} as const satisfies Record<keyof StreamableHTTPReconnectionOptions, readonly [keyof ReconnectOptions, number]>
+
+function reconnectPolicy(options: ResumableHTTPClientTransportOptions): ReconnectPolicy {
   const sdk = options.reconnectionOptions
-  if (sdk === undefined) return options.reconnect
+  if (sdk === undefined) return resolveReconnectPolicy(options.reconnect)
   if (options.reconnect !== undefined) {
     throw new TypeError('options.reconnect and options.reconnectionOptions (its SDK name) were both given: pass one')
   }
-  const maxRetries = sdk.maxRetries ?? 2
-  if (maxRetries === 0) {
+  const unknown = Object.keys(sdk).find((key) => !(key in sdkFields))
+  if (unknown !== undefined) {
+    throw new TypeError(`Unknown field reconnectionOptions.${unknown}: the fields are ${Object.keys(sdkFields).join(', ')}`)
+  }
+  if (sdk.maxRetries === 0) {
     throw new TypeError('reconnectionOptions.maxRetries 0 (never reconnect) is not supported: a broken stream is always reopened at least once; use reconnect: {maxAttempts: 1}')
   }
-  return {
-    maxAttempts: maxRetries,
-    minDelayMs: sdk.initialReconnectionDelay ?? 1000,
-    maxDelayMs: sdk.maxReconnectionDelay ?? 30_000,
-    factor: sdk.reconnectionDelayGrowFactor ?? 1.5,
+  const mapped: ReconnectOptions = {}
+  for (const [field, [name, fallback]] of Object.entries(sdkFields)) mapped[name] = sdk[field as keyof typeof sdkFields] ?? fallback
+  try {
+    return resolveReconnectPolicy(mapped)
+  } catch (error) {
+    // Name the field the caller wrote, not ours.
+    let message = (error as Error).message
+    for (const [field, [name]] of Object.entries(sdkFields)) message = message.replace(`reconnect.${name}`, `reconnectionOptions.${field}`)
+    throw new TypeError(message, {cause: error})
   }
 }
 

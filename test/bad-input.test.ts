@@ -211,4 +211,20 @@ describe('bad constructor arguments', () => {
     expect(create).toThrow(TypeError)
     expect(create).toThrow('use reconnect: {maxAttempts: 1}')
   })
+  type SdkReconnection = NonNullable<ResumableHTTPClientTransportOptions['reconnectionOptions']>
+
+  it.each<[string, SdkReconnection]>([
+    ['maxRetries', {maxRetries: -1}],
+    ['initialReconnectionDelay', {initialReconnectionDelay: Number.NaN}],
+    ['reconnectionDelayGrowFactor', {reconnectionDelayGrowFactor: -2}],
+  ])('a bad reconnectionOptions.%s is a TypeError naming the SDK field', (name, reconnectionOptions) => {
+    const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), {reconnectionOptions})
+    expect(create).toThrow(TypeError)
+    expect(create).toThrow(`reconnectionOptions.${name} must be`)
+  })
+
+  it('a reconnectionOptions field the SDK does not have is a TypeError listing the fields', () => {
+    const reconnectionOptions = {maxRetry: 3} as unknown as SdkReconnection
+    expect(() => new ResumableHTTPClientTransport(new URL(url), {reconnectionOptions})).toThrow(/Unknown field reconnectionOptions\.maxRetry: the fields are .*maxRetries/)
+  })
 })

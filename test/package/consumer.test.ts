@@ -103,13 +103,16 @@ describe('the packed package', () => {
 describe('a fresh consumer project with the tarball and the SDK installed', () => {
   it('Node runs the one-line swap as an ES module compiled by tsc with node16 resolution', async () => {
     await node([bin('typescript/bin/tsc'), '-p', 'tsconfig.node16.json'], consumer)
-    const {stdout} = await node(['build/swap.js'], consumer)
+    const {stdout, stderr} = await node(['build/swap.js'], consumer)
     expect(stdout.trim()).toBe(echoed('esm'))
+    expect(stderr).toBe('')
   }, 60_000)
 
   it('Node runs the one-line swap from CommonJS with require()', async () => {
-    const {stdout} = await node(['swap.cjs'], consumer)
+    const {stdout, stderr} = await node(['swap.cjs'], consumer)
     expect(stdout.trim()).toBe(echoed('cjs'))
+    // Not even an ExperimentalWarning about require() of an ES module.
+    expect(stderr).toBe('')
   }, 30_000)
 
   it('TypeScript type-checks the example with bundler resolution, and finds every entry point with node10', async () => {
