@@ -17,6 +17,7 @@ import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
 import {setupServer} from 'msw/node'
 import {afterAll, beforeAll, describe, expect, it, vi} from 'vitest'
+import {ResumableHTTPClientTransport} from '../src/index.ts'
 import {createMockMcpServer, type ReferenceServer} from '../src/testing/index.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
@@ -101,6 +102,37 @@ describe('README', () => {
     expect(targets.filter((target) => !/^https:\/\//.test(target) && !target.startsWith('#'))).toEqual([])
   })
 
+  it('has a row in its Options table for every option the transport accepts, or in the migration table for an SDK name', () => {
+    let message = ''
+    try {
+      new ResumableHTTPClientTransport(new URL('https://mcp.example/mcp'), {'not an option': true} as never)
+    } catch (error) {
+      message = (error as Error).message
+    }
+    const accepted = /the options are (.*) \(/.exec(message)![1]!.split(', ')
+    const options = firstColumn('## Options')
+    const migration = firstColumn('## Migrating from')
+    const missing = accepted.filter((key) => !options.some((cell) => new RegExp(`^\`${key}[\`.]`).test(cell)) && !migration.includes(`\`opts.${key}\``))
+    expect(accepted).toContain('store')
+    expect(missing).toEqual([])
+  })
+
+  it('names every option and public member of the SDK transport in its migration table', () => {
+    const declarations = readFileSync(join(root, 'node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.d.ts'), 'utf8')
+    const between = (start: string, end: RegExp): string => {
+      const from = declarations.indexOf(start)
+      return declarations.slice(from, from + end.exec(declarations.slice(from))!.index)
+    }
+    const options = [...between('export type StreamableHTTPClientTransportOptions = {', /^\};/m).matchAll(/^ {4}(\w+)\?:/gm)].map((match) => `opts.${match[1]!}`)
+    const members = [...between('export declare class StreamableHTTPClientTransport ', /^\}/m).matchAll(/^ {4}(?!private )(?:get |set )?(\w+)\??[(:]/gm)]
+      .map((match) => match[1]!)
+      .filter((name) => name !== 'constructor')
+    expect(options).toContain('opts.reconnectionOptions')
+    expect(members).toContain('resumeStream')
+    const migration = firstColumn('## Migrating from').join(' ')
+    expect([...options, ...members].filter((name) => !new RegExp(`\`${name.replace('.', '\\.')}[\`(]`).test(migration))).toEqual([])
+  })
+
   it('has TypeScript blocks that all type-check under the project strict settings', async () => {
     const tsc = join(root, 'node_modules/typescript/bin/tsc')
     const result = await promisify(execFile)(process.execPath, [tsc, '-p', join(blocksDir, 'tsconfig.json')]).catch((error: unknown) => error as {stdout: string})
@@ -135,6 +167,13 @@ describe('README', () => {
     })
   })
 })
+
+/** The first cell of every row of the first table after `heading`. */
+function firstColumn(heading: string): string[] {
+  const section = readme.slice(readme.indexOf(heading))
+  const table = /^\|.*\|\n\|[-|]+\|\n((?:\|.*\|\n)+)/m.exec(section)![1]!
+  return table.trim().split('\n').map((row) => row.split('|')[1]!.trim())
+}
 
 function initializations(server: ReferenceServer): number {
   return server.requests('POST', 'initialize').length
