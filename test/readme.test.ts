@@ -9,7 +9,7 @@
  */
 import 'fake-indexeddb/auto'
 import {execFile} from 'node:child_process'
-import {readFileSync} from 'node:fs'
+import {readdirSync, readFileSync} from 'node:fs'
 import {mkdir, mkdtemp, rm, writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -115,6 +115,34 @@ describe('README', () => {
     const missing = accepted.filter((key) => !options.some((cell) => new RegExp(`^\`${key}[\`.]`).test(cell)) && !migration.includes(`\`opts.${key}\``))
     expect(accepted).toContain('store')
     expect(missing).toEqual([])
+  })
+
+  it("gives in its Options table each option's default as the TSDoc's @defaultValue says it", () => {
+    const sources = readdirSync(join(root, 'src'), {recursive: true, encoding: 'utf8'}).filter((file) => file.endsWith('.ts'))
+    const interfaceText = (name: string): string => {
+      for (const file of sources) {
+        const text = readFileSync(join(root, 'src', file), 'utf8')
+        const start = text.indexOf(`export interface ${name} {`)
+        if (start !== -1) return text.slice(start, text.indexOf('\n}', start))
+      }
+      throw new Error(`no interface ${name} in src/`)
+    }
+    // Each TSDoc comment with the property it documents, then the comment's @defaultValue line.
+    const defaults = (name: string, prefix: string): [string, string][] =>
+      [...interfaceText(name).matchAll(/\/\*\*([\s\S]*?)\*\/\s*(\w+)\?:/g)].flatMap(([, doc, property]) => {
+        const value = /@defaultValue (.*)$/m.exec(doc!)?.[1]
+        return value === undefined ? [] : [[`${prefix}${property!}`, value]]
+      })
+    const documented = new Map([...defaults('ResumableHTTPClientTransportOptions', ''), ...defaults('ReconnectOptions', 'reconnect.')])
+    const plain = (text: string): string => text.replaceAll('`', '').trim()
+    const section = readme.slice(readme.indexOf('## Options'))
+    const rows = /^\|.*\|\n\|[-|]+\|\n((?:\|.*\|\n)+)/m.exec(section)![1]!.trim().split('\n').map((row) => row.split('|').slice(1, 3).map(plain))
+    expect(documented.size).toBeGreaterThanOrEqual(12)
+    const disagreeing = rows.filter(([option, shown]) => {
+      const tsdoc = plain(documented.get(option!) ?? '(none documented)')
+      return !tsdoc.startsWith(shown!) && !shown!.startsWith(tsdoc)
+    })
+    expect(disagreeing).toEqual([])
   })
 
   it('names every option and public member of the SDK transport in its migration table', () => {
