@@ -6,7 +6,7 @@
  * reference server of the installed `mcp-resumable-http/testing/node`.
  */
 import {execFile} from 'node:child_process'
-import {cp, mkdtemp, readFile, rm} from 'node:fs/promises'
+import {cp, mkdtemp, readdir, readFile, rm, writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {fileURLToPath, pathToFileURL} from 'node:url'
@@ -34,6 +34,8 @@ async function node(args: string[], cwd: string): Promise<{stdout: string; stder
 
 let staging = ''
 let consumer = ''
+/** A project with the tarball alone: no SDK, no msw. */
+let bare = ''
 let tarball = ''
 let packed: {path: string; size: number}[] = []
 let browser: Browser | undefined
@@ -49,6 +51,7 @@ let pack: PackResult
 beforeAll(async () => {
   staging = await mkdtemp(join(tmpdir(), 'package-'))
   consumer = await mkdtemp(join(tmpdir(), 'consumer-'))
+  bare = await mkdtemp(join(tmpdir(), 'bare-'))
   const launching = hasChromium ? launchChromium() : undefined
   // The manifest and docs as published, and a build of src/ of its own: the repo's dist/ is never touched.
   await Promise.all(['package.json', 'README.md', 'LICENSE'].map((file) => cp(join(root, file), join(staging, file))))
@@ -61,13 +64,16 @@ beforeAll(async () => {
   const {devDependencies} = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {devDependencies: Record<string, string>}
   // The SDK (an optional peer: this example uses its Client) and Node's types (./testing/node is for Node).
   const peers = ['@modelcontextprotocol/sdk', '@types/node'].map((name) => `${name}@${devDependencies[name]!}`)
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, ...peers], {cwd: consumer})
+  const install = (cwd: string, packages: string[]): Promise<unknown> =>
+    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', ...packages], {cwd})
+  await writeFile(join(bare, 'package.json'), JSON.stringify({name: 'bare', private: true, type: 'module'}))
+  await Promise.all([install(consumer, [tarball, ...peers]), install(bare, [tarball])])
   browser = await launching
 }, 120_000)
 
 afterAll(async () => {
   await browser?.close()
-  for (const directory of [staging, consumer]) if (directory !== '') await rm(directory, {recursive: true, force: true})
+  for (const directory of [staging, consumer, bare]) if (directory !== '') await rm(directory, {recursive: true, force: true})
 })
 
 /** The installed package's `./testing/node`, as the consumer's own code would import it. */
@@ -100,6 +106,15 @@ describe('the packed package', () => {
   }, 60_000)
 })
 
+describe('a project that installs the tarball alone', () => {
+  it('gets neither the SDK nor msw (optional peers), and loads every entry point but ./testing without them', async () => {
+    expect((await readdir(join(bare, 'node_modules'))).sort()).toEqual(['.package-lock.json', 'eventsource-parser', 'idb-keyval', 'is-network-error', 'mcp-resumable-http', 'p-retry'])
+    const entries = ['mcp-resumable-http', 'mcp-resumable-http/idb', 'mcp-resumable-http/node', 'mcp-resumable-http/testing/node']
+    const script = `for (const entry of ${JSON.stringify(entries)}) await import(entry)`
+    await node(['--input-type=module', '-e', script], bare)
+  }, 30_000)
+})
+
 describe('a fresh consumer project with the tarball and the SDK installed', () => {
   it('Node runs the one-line swap as an ES module compiled by tsc with node16 resolution', async () => {
     await node([bin('typescript/bin/tsc'), '-p', 'tsconfig.node16.json'], consumer)
@@ -115,8 +130,9 @@ describe('a fresh consumer project with the tarball and the SDK installed', () =
     expect(stderr).toBe('')
   }, 30_000)
 
-  it('TypeScript type-checks the example with bundler resolution, and finds every entry point with node10', async () => {
-    await Promise.all(['tsconfig.bundler.json', 'tsconfig.node10.json'].map((config) => node([bin('typescript/bin/tsc'), '-p', config], consumer)))
+  it('TypeScript type-checks the example with bundler resolution, a CommonJS module with nodenext, and every entry point with node10', async () => {
+    // They skip checking declaration files inside: the node16 compile above checks them all, the package's too.
+    await Promise.all(['tsconfig.bundler.json', 'tsconfig.commonjs.json', 'tsconfig.node10.json'].map((config) => node([bin('typescript/bin/tsc'), '-p', config], consumer)))
   }, 60_000)
 
   it('Vite bundles the swap for the browser, and headless Chromium runs it against the reference server', async (context) => {
