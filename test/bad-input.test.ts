@@ -227,4 +227,7 @@ describe('bad constructor arguments', () => {
     const reconnectionOptions = {maxRetry: 3} as unknown as SdkReconnection
     expect(() => new ResumableHTTPClientTransport(new URL(url), {reconnectionOptions})).toThrow(/Unknown field reconnectionOptions\.maxRetry: the fields are .*maxRetries/)
   })
+  it.each([null, 'strict', 42])('options that are not an object (%s) are a TypeError', (options) => {
+    expect(() => new ResumableHTTPClientTransport(new URL(url), options as unknown as ResumableHTTPClientTransportOptions)).toThrow('options must be an object')
+  })
 })
