@@ -6,7 +6,7 @@ const nodeBuiltins = {group: ['node:*'], message: 'No Node built-ins in the core
 const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependency of ./testing only.'}
 
 export default defineConfig(
-  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'eslint.config.js']},
+  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'test/package/consumer/**', 'eslint.config.js']},
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {

@@ -66,6 +66,12 @@ export interface ResumableHTTPClientTransportOptions {
   /** How broken streams are reopened: see {@link ReconnectOptions} for each default. */
   reconnect?: ReconnectOptions | undefined
   /**
+   * The SDK transport's name for {@link ResumableHTTPClientTransportOptions.reconnect}, accepted with its
+   * meaning so that SDK options can be passed unchanged; give one of the two, not both.
+   * @defaultValue none: `reconnect`'s defaults apply
+   */
+  reconnectionOptions?: StreamableHTTPReconnectionOptions | undefined
+  /**
    * Receives a typed event for every reconnect decision, duplicate, settlement and store failure.
    * @defaultValue none
    */
@@ -95,6 +101,27 @@ export interface ResumableHTTPClientTransportOptions {
   terminateOnClose?: boolean | undefined
 }
 
+/**
+ * The SDK's `StreamableHTTPReconnectionOptions`, mapped field by field onto {@link ReconnectOptions}. A field
+ * left out takes the SDK's default, not `reconnect`'s: these options keep the SDK's meaning. One difference
+ * remains: delays here are jittered (up to twice the computed delay), so that clients cut together do not
+ * reconnect together.
+ */
+export interface StreamableHTTPReconnectionOptions {
+  /** Maps to `reconnect.maxDelayMs`. @defaultValue 30000 */
+  maxReconnectionDelay?: number | undefined
+  /** Maps to `reconnect.minDelayMs`. @defaultValue 1000 */
+  initialReconnectionDelay?: number | undefined
+  /** Maps to `reconnect.factor`. @defaultValue 1.5 */
+  reconnectionDelayGrowFactor?: number | undefined
+  /**
+   * Reconnection attempts in a row before a stream is given up: maps to `reconnect.maxAttempts`. At least 1:
+   * this transport always tries to reopen a broken stream.
+   * @defaultValue 2
+   */
+  maxRetries?: number | undefined
+}
+
 export interface ResolvedOptions {
   store: ResumptionStore
   namespace: string
@@ -113,6 +140,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     // Said without the URL: it holds the credentials.
     throw new TypeError('The server URL must not contain credentials (user:password@): pass them as headers in requestInit.headers, e.g. Authorization')
   }
+  checkKeys(options)
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw new TypeError('options.fetch must be a function')
   }
@@ -136,7 +164,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
       allowedRedirectOrigins: new Set((options.allowedRedirectOrigins ?? []).map(originOf)),
       redact: createRedactor(url, requestInit.headers, options.secretHeaders ?? defaultSecretHeaders),
     },
-    reconnect: resolveReconnectPolicy(options.reconnect),
+    reconnect: reconnectPolicy(options),
     durability: options.durability ?? 'strict',
     resumeTimeoutMs,
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
@@ -161,6 +189,63 @@ function originOf(entry: string): string {
     throw new TypeError(`options.allowedRedirectOrigins must hold http(s) origins such as 'https://host:8443', got ${JSON.stringify(entry)}`)
   }
   return url.origin
+}
+
+// Every key the transport reads, and the SDK transport's keys handled in `checkKeys`.
+const known = new Set<string>([
+  'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
+  'durability', 'resumeTimeoutMs', 'terminateOnClose', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
+])
+
+/**
+ * A key this transport does not read must not be ignored in silence (a JavaScript caller, or SDK options
+ * passed through a variable, gets no compile error): every unknown key is a `TypeError` naming what to use.
+ */
+function checkKeys(options: unknown): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object')
+  const {authProvider} = options as {authProvider?: unknown}
+  if (authProvider !== undefined) {
+    throw new TypeError(
+      'options.authProvider is not supported yet: pass a `fetch` that adds the `Authorization` header (or the header in `requestInit.headers`), with a token obtained by your OAuth client',
+    )
+  }
+  for (const key of Object.keys(options)) {
+    if (key === 'authProvider' || known.has(key)) continue
+    throw new TypeError(`Unknown option ${JSON.stringify(key)}: the options are ${[...known].join(', ')} (see Options in the README)`)
+  }
+}
+
+// Each SDK reconnection field: its name in `reconnect`, and the SDK's default (kept: the SDK's meaning).
+const sdkFields = {
+  initialReconnectionDelay: ['minDelayMs', 1000],
+  maxReconnectionDelay: ['maxDelayMs', 30_000],
+  reconnectionDelayGrowFactor: ['factor', 1.5],
+  maxRetries: ['maxAttempts', 2],
+} as const satisfies Record<keyof StreamableHTTPReconnectionOptions, readonly [keyof ReconnectOptions, number]>
+
+function reconnectPolicy(options: ResumableHTTPClientTransportOptions): ReconnectPolicy {
+  const sdk = options.reconnectionOptions
+  if (sdk === undefined) return resolveReconnectPolicy(options.reconnect)
+  if (options.reconnect !== undefined) {
+    throw new TypeError('options.reconnect and options.reconnectionOptions (its SDK name) were both given: pass one')
+  }
+  const unknown = Object.keys(sdk).find((key) => !(key in sdkFields))
+  if (unknown !== undefined) {
+    throw new TypeError(`Unknown field reconnectionOptions.${unknown}: the fields are ${Object.keys(sdkFields).join(', ')}`)
+  }
+  if (sdk.maxRetries === 0) {
+    throw new TypeError('reconnectionOptions.maxRetries 0 (never reconnect) is not supported: a broken stream is always reopened at least once; use reconnect: {maxAttempts: 1}')
+  }
+  const mapped: ReconnectOptions = {}
+  for (const [field, [name, fallback]] of Object.entries(sdkFields)) mapped[name] = sdk[field as keyof typeof sdkFields] ?? fallback
+  try {
+    return resolveReconnectPolicy(mapped)
+  } catch (error) {
+    // Name the field the caller wrote, not ours.
+    let message = (error as Error).message
+    for (const [field, [name]] of Object.entries(sdkFields)) message = message.replace(`reconnect.${name}`, `reconnectionOptions.${field}`)
+    throw new TypeError(message, {cause: error})
+  }
 }
 
 // A throwing listener must not break the transport it observes.

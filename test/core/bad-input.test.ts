@@ -3,6 +3,7 @@
  * and callbacks, and the constructor's arguments. None of it may take a healthy connection down.
  */
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import type {StreamableHTTPClientTransportOptions} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
@@ -10,6 +11,7 @@ import {
   isTransportError,
   ResumableHTTPClientTransport,
   type ReconnectOptions,
+  type ResumableHTTPClientTransportOptions,
   type ResumptionStore,
 } from '../../src/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
@@ -96,7 +98,7 @@ describe('a misbehaving app', () => {
     const store: ResumptionStore = {get: () => broken('get'), set: () => broken('set'), delete: () => broken('delete'), list: () => broken('list')}
     const mock = useMock()
     const {client, transport, events} = await connect({store})
-    expect(transport.sessionId).toBe('session-1')
+    expect(transport).toBeInstanceOf(ResumableHTTPClientTransport)
     await until(() => mock.requests('GET').length === 1)
     mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
     const answer = await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}})
@@ -172,5 +174,60 @@ describe('bad constructor arguments', () => {
     const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), {reconnect})
     expect(create).toThrow(TypeError)
     expect(create).toThrow(`reconnect.${name}`)
+  })
+  it('an option this transport does not know is a TypeError naming it and the options there are', () => {
+    const options = {store: undefined, reconect: {maxAttempts: 3}} as unknown as ResumableHTTPClientTransportOptions
+    const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), options)
+    expect(create).toThrow(TypeError)
+    expect(create).toThrow(/Unknown option "reconect": the options are store, .*reconnect,/)
+  })
+
+  it('an authProvider is a TypeError that says to pass a fetch adding the Authorization header instead', () => {
+    const options = {authProvider: {tokens: () => undefined}} as unknown as ResumableHTTPClientTransportOptions
+    const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), options)
+    expect(create).toThrow(TypeError)
+    expect(create).toThrow(/authProvider is not supported yet: pass a `fetch` that adds the `Authorization` header/)
+  })
+
+  it('the SDK transport options, passed through a variable of the SDK type, are accepted', () => {
+    const sdkOptions: StreamableHTTPClientTransportOptions = {
+      sessionId: 'session-1',
+      fetch: (input, init) => fetch(input, init),
+      requestInit: {headers: {'x-app': '1'}},
+      redirectPolicy: 'same-origin',
+      reconnectionOptions: {maxRetries: 3, initialReconnectionDelay: 10, maxReconnectionDelay: 50, reconnectionDelayGrowFactor: 2},
+    }
+    const transport = new ResumableHTTPClientTransport(new URL(url), sdkOptions)
+    expect(transport).toBeInstanceOf(ResumableHTTPClientTransport)
+  })
+
+  it('reconnect and reconnectionOptions together are a TypeError: one of the two', () => {
+    const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), {reconnect: {}, reconnectionOptions: {}})
+    expect(create).toThrow(/both given: pass one/)
+  })
+
+  it('reconnectionOptions.maxRetries 0 is a TypeError naming reconnect.maxAttempts: 1 instead', () => {
+    const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), {reconnectionOptions: {maxRetries: 0}})
+    expect(create).toThrow(TypeError)
+    expect(create).toThrow('use reconnect: {maxAttempts: 1}')
+  })
+  type SdkReconnection = NonNullable<ResumableHTTPClientTransportOptions['reconnectionOptions']>
+
+  it.each<[string, SdkReconnection]>([
+    ['maxRetries', {maxRetries: -1}],
+    ['initialReconnectionDelay', {initialReconnectionDelay: Number.NaN}],
+    ['reconnectionDelayGrowFactor', {reconnectionDelayGrowFactor: -2}],
+  ])('a bad reconnectionOptions.%s is a TypeError naming the SDK field', (name, reconnectionOptions) => {
+    const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), {reconnectionOptions})
+    expect(create).toThrow(TypeError)
+    expect(create).toThrow(`reconnectionOptions.${name} must be`)
+  })
+
+  it('a reconnectionOptions field the SDK does not have is a TypeError listing the fields', () => {
+    const reconnectionOptions = {maxRetry: 3} as unknown as SdkReconnection
+    expect(() => new ResumableHTTPClientTransport(new URL(url), {reconnectionOptions})).toThrow(/Unknown field reconnectionOptions\.maxRetry: the fields are .*maxRetries/)
+  })
+  it.each([null, 'strict', 42])('options that are not an object (%s) are a TypeError', (options) => {
+    expect(() => new ResumableHTTPClientTransport(new URL(url), options as unknown as ResumableHTTPClientTransportOptions)).toThrow('options must be an object')
   })
 })

@@ -157,6 +157,23 @@ describe('the standalone GET stream', () => {
     await client.close()
   })
 
+  it("reconnectionOptions keep the SDK's meaning: maxRetries failures in a row give up, delays capped by maxReconnectionDelay", async () => {
+    useMock()
+    const script = [() => sse([frame(undefined, listChanged)]), status(503), status(503), status(503)]
+    const gets = scriptGets(script)
+    const reconnectionOptions = {maxRetries: 2, initialReconnectionDelay: 100, maxReconnectionDelay: 300, reconnectionDelayGrowFactor: 10}
+    const {client, events, errors} = await connectFaked({reconnect: undefined, reconnectionOptions}, gets)
+    // Uncapped, the second backoff alone would be 1000 ms or more.
+    await vi.advanceTimersByTimeAsync(700)
+    expect(gets).toHaveLength(3)
+    await vi.advanceTimersByTimeAsync(60_000)
+
+    expect(gets).toHaveLength(3)
+    expect(errors).toHaveLength(1)
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'given-up'}])
+    await client.close()
+  })
+
   it('409 on a reconnect without a cursor is retried', async () => {
     useMock()
     const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(409), status(409)])

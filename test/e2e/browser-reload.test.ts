@@ -6,10 +6,9 @@
  *
  * Without Chromium the test is skipped, except under `CI`, where it fails: .ci/run installs Chromium.
  */
-import {existsSync} from 'node:fs'
-import {mkdtemp, readFile, rm} from 'node:fs/promises'
+import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
-import {extname, join, relative, resolve} from 'node:path'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import type {Browser} from 'playwright-core'
 import {build} from 'vite'
@@ -17,12 +16,11 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../../src/testing/node.ts'
 import type {PageState} from '../browser/reload-page.ts'
 import {hasChromium, launchChromium, requireChromium} from '../fixtures/chromium.ts'
+import {serveStatic} from '../fixtures/static.ts'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 /** The slow tool's steps, as the page asks for them. */
 const steps = 8
-
-const contentTypes: Record<string, string> = {'.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.map': 'application/json'}
 
 let outDir = ''
 let browser: Browser | undefined
@@ -31,18 +29,10 @@ let server: ReferenceServer
 /** The JSON-RPC requests POSTed to /mcp, both loads: their IDs must never repeat within the session. */
 const posted: {id: unknown; method: unknown}[] = []
 
-/** The built page's files, and anything else than `/mcp`: 404. */
-async function serveStatic(url: URL): Promise<Response> {
-  const file = resolve(outDir, `.${url.pathname === '/' ? '/index.html' : decodeURIComponent(url.pathname)}`)
-  if (relative(outDir, file).startsWith('..') || !existsSync(file)) return new Response('not found', {status: 404})
-  const body = new Uint8Array(await readFile(file))
-  return new Response(body, {headers: {'content-type': contentTypes[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store'}})
-}
-
 /** One origin: `/mcp` is the reference server, every other path the page. */
 async function handle(request: Request): Promise<Response> {
   const url = new URL(request.url)
-  if (url.pathname !== '/mcp') return serveStatic(url)
+  if (url.pathname !== '/mcp') return serveStatic(outDir, url)
   if (request.method === 'POST') {
     try {
       const body = JSON.parse(await request.clone().text()) as {id?: unknown; method?: unknown}
