@@ -1,9 +1,6 @@
 /**
  * One HTTP connection carrying an SSE stream: what it writes, and how a fault cuts it.
  */
-import {sseHeaders} from './protocol.ts'
-import type {EventStream} from './session.ts'
-
 /** An event as stored in a stream's buffer. `data` empty is a priming event. */
 export interface WireEvent {
   readonly id: string
@@ -105,29 +102,4 @@ export class Connection {
     this.#gone = true
     this.#onGone()
   }
-}
-
-/**
- * A response streaming `replay` first, then whatever `stream` emits while this connection is its reader; it
- * ends after the replay when `stream` is finished already. `cut` (a fault) ends it after that many events.
- */
-export function openStream(stream: EventStream, replay: readonly WireEvent[], cut: Cut | undefined): Response {
-  let connection: Connection | undefined
-  const body = new ReadableStream<Uint8Array>({
-    start: (controller) => {
-      const opened = new Connection(controller, cut, () => {
-        if (stream.connection === opened) stream.connection = undefined
-      })
-      connection = opened
-      // One reader per stream: a new connection replaces the old one.
-      stream.connection?.close()
-      stream.connection = opened
-      for (const event of replay) if (!stream.write(event, true)) return
-      if (stream.finished) opened.close()
-    },
-    cancel: () => {
-      connection?.cancelled()
-    },
-  })
-  return new Response(body, {headers: sseHeaders})
 }

@@ -2,13 +2,15 @@
  * What the reference server puts on the wire besides events: the versions it speaks, and each refusal with
  * its HTTP status and JSON-RPC error code.
  */
-import {isJsonRpcId, type JsonRpcId} from '../jsonrpc.ts'
-
 /** A JSON-RPC message as the reference server reads and writes it. */
 export type JsonObject = Record<string, unknown>
 
-/** A JSON-RPC request ID. */
-export type RequestId = JsonRpcId
+/** A JSON-RPC request ID. The kit keeps its own guard: it checks the transport, so it shares none of its code. */
+export type RequestId = string | number
+
+export function isRequestId(value: unknown): value is RequestId {
+  return typeof value === 'string' || typeof value === 'number'
+}
 
 /** The protocol revisions the reference server speaks, oldest first. */
 export const supportedProtocolVersions = ['2025-03-26', '2025-06-18', '2025-11-25'] as const
@@ -71,7 +73,7 @@ export function isObject(value: unknown): value is JsonObject {
 /** A request has a method and an ID; a notification a method only; a response an ID only. */
 export function kindOf(message: JsonObject): 'request' | 'notification' | 'response' | 'invalid' {
   const hasMethod = typeof message['method'] === 'string'
-  const hasId = isJsonRpcId(message['id'])
+  const hasId = isRequestId(message['id'])
   if (message['jsonrpc'] !== '2.0') return 'invalid'
   if (hasMethod) return hasId ? 'request' : 'notification'
   return hasId && ('result' in message || 'error' in message) ? 'response' : 'invalid'

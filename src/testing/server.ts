@@ -4,7 +4,6 @@
  * resumption, counts what it does, and fails on command.
  */
 import {execute} from './calls.ts'
-import {openStream} from './connection.ts'
 import {createFaults, type FaultTaker, type Faults} from './faults.ts'
 import {
   viewOfPending,
@@ -234,7 +233,7 @@ export class ReferenceServer {
     // A proxy's error page where SSE was announced: nothing the client can parse, and the tool never ran.
     if (corruption?.kind === 'sse') return new Response('<html><body>502 Bad Gateway</body></html>', {headers: sseHeaders})
     const stream = this.#newStream(session, 'request', requests[0]!['id'] as RequestId)
-    const response = openStream(stream, [], this.#take.cut('POST'))
+    const response = stream.open([], this.#take.cut('POST'))
     // [spec 2025-11-25 transports] the server SHOULD at once send an event with an ID and empty data (priming).
     if (this.#options.priming ?? session.protocolVersion >= '2025-11-25') {
       if (this.#options.retryMs !== undefined) stream.connection?.raw(`retry: ${this.#options.retryMs}\n`)
@@ -260,7 +259,7 @@ export class ReferenceServer {
       // Session resumption: a fresh stream; nothing is replayed, pending server requests are re-emitted.
       const stream = this.#newStream(session, 'standalone')
       session.latestStandalone = stream
-      const response = openStream(stream, [], this.#take.cut('GET'))
+      const response = stream.open([], this.#take.cut('GET'))
       this.#attachPending(session, stream)
       return response
     }
@@ -270,7 +269,7 @@ export class ReferenceServer {
       this.counters.refusedResumptions++
       return refuse(refusals.resumptionRefused, `${lastEventId} is not an event of a stream of session ${String(session.id)}`)
     }
-    return openStream(resumption.stream, resumption.replay, this.#take.cut('GET'))
+    return resumption.stream.open(resumption.replay, this.#take.cut('GET'))
   }
 
   /** [design note] on any new stream attached without `Last-Event-ID`: every pending request again, or cancelled. */

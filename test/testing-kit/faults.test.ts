@@ -2,7 +2,7 @@
  * Every fault of the reference server, armed at run time and proven over both adapters (msw and real sockets).
  */
 import {describe, expect, it} from 'vitest'
-import {backends, errorOf, messagesOf, rawClient, readEvents, serve} from './fixtures/kit.ts'
+import {backends, errorOf, messagesOf, rawClient, readEvents, serve} from '../fixtures/kit.ts'
 
 describe.each(backends)('faults over %s', (backend) => {
   const setup = async () => {

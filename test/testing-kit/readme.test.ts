@@ -6,8 +6,8 @@ import {readFileSync} from 'node:fs'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {setupServer} from 'msw/node'
 import {describe, expect, it} from 'vitest'
-import {ResumableHTTPClientTransport} from '../src/index.ts'
-import {createMockMcpServer} from '../src/testing/index.ts'
+import {ResumableHTTPClientTransport} from '../../src/index.ts'
+import {createMockMcpServer} from '../../src/testing/index.ts'
 
 describe('README: Testing your MCP client', () => {
   it('the msw example works: the dropped stream is resumed, the tool ran once', async () => {
@@ -31,7 +31,7 @@ describe('README: Testing your MCP client', () => {
     const source = readFileSync(new URL(import.meta.url), 'utf8')
     const example = source.slice(source.indexOf('// readme:start\n') + 16, source.indexOf('    // readme:end'))
     const body = example.replace(/^ {4}/gm, '')
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
     const section = readme.slice(readme.indexOf('## Testing your MCP client'))
     const block = /```ts\n([\s\S]*?)```/.exec(section)![1]!
     const code = block.replace(/^import .*\n/gm, '').replace(/^\n/, '')
