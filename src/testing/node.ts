@@ -9,6 +9,8 @@ import type {AddressInfo, Socket} from 'node:net'
 
 export {createReferenceServer, ReferenceServer} from './server.ts'
 export type {ReferenceServerOptions} from './options.ts'
+export {builtinTools} from './tools.ts'
+export {ClientAnswerError, type PromptDefinition, type ResourceDefinition, type ToolContext, type ToolDefinition, type ToolResult} from './catalog.ts'
 
 /** Anything that answers a Web-standard `Request`, such as the reference server. */
 export interface RequestHandler {

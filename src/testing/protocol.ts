@@ -80,10 +80,16 @@ export function kindOf(message: JsonObject): 'request' | 'notification' | 'respo
 }
 
 /**
- * The error a server request is answered with when `pendingOnAttach` is `cancel`, and the code of the JSON-RPC
- * errors the tools answer with.
+ * The error a server request is answered with when `pendingOnAttach` is `cancel`, and the codes of the JSON-RPC
+ * errors the server answers requests with.
  */
-export const errorCodes = {requestCancelled: -32800, methodNotFound: -32601, invalidParams: -32602, internalError: -32603} as const
+export const errorCodes = {
+  requestCancelled: -32800,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  resourceNotFound: -32002,
+} as const
 
 export const sseHeaders = {'content-type': 'text/event-stream', 'cache-control': 'no-cache'}
 

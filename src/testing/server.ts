@@ -4,6 +4,7 @@
  * resumption, counts what it does, and fails on command.
  */
 import {execute} from './calls.ts'
+import {capabilitiesOf} from './catalog.ts'
 import {createFaults, type FaultTaker, type Faults} from './faults.ts'
 import {
   viewOfPending,
@@ -62,7 +63,6 @@ export class ReferenceServer {
   // Counters outlive restarts so that no ID is ever handed out twice, as with random IDs.
   #sessionCount = 0
   #streamCount = 0
-  #sideEffects = 0
 
   constructor(options?: ReferenceServerOptions) {
     this.#options = resolveServerOptions(options)
@@ -207,7 +207,7 @@ export class ReferenceServer {
     const session = new Session(id, version, Date.now())
     if (id === undefined) this.#stateless = session
     else this.#sessions.set(id, session)
-    const result = {protocolVersion: version, capabilities: {tools: {}}, serverInfo: this.#options.serverInfo}
+    const result = {protocolVersion: version, capabilities: capabilitiesOf(this.#options.catalog), serverInfo: this.#options.serverInfo}
     // [spec transports, session management] the session ID comes with the response to initialize.
     const headers: Record<string, string> = id === undefined ? {} : {'mcp-session-id': id}
     return Response.json({jsonrpc: '2.0', id: request['id'], result}, {headers})
@@ -325,13 +325,13 @@ export class ReferenceServer {
   /** Runs one request; resolves with its response. `send` carries its notifications and server requests. */
   #execute(session: Session, request: JsonObject, send: (message: JsonObject) => void, stream: EventStream | undefined): Promise<JsonObject> {
     return execute(request, {
+      catalog: this.#options.catalog,
       session,
       send,
       streamId: stream?.id,
       executed: (tool) => {
         this.executions[tool] = (this.executions[tool] ?? 0) + 1
       },
-      increment: () => ++this.#sideEffects,
     })
   }
 
