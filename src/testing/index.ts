@@ -5,7 +5,8 @@
  * @packageDocumentation
  */
 export {createReferenceServer, ReferenceServer} from './server.ts'
-export {createMockMcpServer, type MockMcpServer, type MockMcpServerOptions} from './msw.ts'
+export {createMockMcpServer, handlersFor, type EndpointOptions, type MockMcpServer, type MockMcpServerOptions} from './msw.ts'
+export {createFaultProxy, FaultProxy, type WebHandler} from './proxy.ts'
 export type {ReferenceServerOptions} from './options.ts'
 export {builtinTools} from './tools.ts'
 export {
@@ -19,7 +20,7 @@ export {
   type ToolResult,
 } from './catalog.ts'
 export type {ServerMode} from './modes.ts'
-export type {Cut} from './connection.ts'
-export type {CorruptFault, DelayFault, DisconnectOptions, ExpireOptions, Faults, StatusFault} from './faults.ts'
+export type {ByteCut, Cut} from './connection.ts'
+export type {CorruptFault, DelayFault, DisconnectOptions, ExpireOptions, Faults, StatusFault, TransportFaults} from './faults.ts'
 export type {LoggedRequest, PendingRequestView, ServerCounters, SessionView, StreamView} from './instrumentation.ts'
-export {errorCodes, refusals, supportedProtocolVersions, type Refusal} from './protocol.ts'
+export {errorCodes, refusals, supportedProtocolVersions, type Refusal, type RequestHandler} from './protocol.ts'

@@ -10,12 +10,11 @@ import type {AddressInfo, Socket} from 'node:net'
 export {createReferenceServer, ReferenceServer} from './server.ts'
 export type {ReferenceServerOptions} from './options.ts'
 export {builtinTools} from './tools.ts'
+export {createFaultProxy, FaultProxy, type WebHandler} from './proxy.ts'
 export {ClientAnswerError, type PromptDefinition, type ResourceDefinition, type ToolContext, type ToolDefinition, type ToolResult} from './catalog.ts'
 
-/** Anything that answers a Web-standard `Request`, such as the reference server. */
-export interface RequestHandler {
-  handle(request: Request): Promise<Response>
-}
+import type {RequestHandler} from './protocol.ts'
+export type {RequestHandler} from './protocol.ts'
 
 export interface ListenOptions {
   /** The port to listen on. @defaultValue `0`: any free port */

@@ -2,6 +2,11 @@
  * What the reference server puts on the wire besides events: the versions it speaks, and each refusal with
  * its HTTP status and JSON-RPC error code.
  */
+/** Anything that answers a Web-standard `Request`: the reference server, a fault proxy. */
+export interface RequestHandler {
+  handle(request: Request): Promise<Response>
+}
+
 /** A JSON-RPC message as the reference server reads and writes it. */
 export type JsonObject = Record<string, unknown>
 

@@ -5,8 +5,10 @@
  */
 import {execute} from './calls.ts'
 import {capabilitiesOf} from './catalog.ts'
-import {createFaults, type FaultTaker, type Faults} from './faults.ts'
+import {createFaults, type DisconnectOptions, type ExpireOptions, type FaultTaker, type Faults} from './faults.ts'
 import {
+  logEntryOf,
+  recordAnswer,
   viewOfPending,
   viewOfSession,
   viewOfStream,
@@ -68,17 +70,17 @@ export class ReferenceServer {
     this.#options = resolveServerOptions(options)
     this.#mode = this.#options.mode
     const {faults, take} = createFaults({
-      expireSession: (sessionId, closeConnections) => {
-        this.#expire(this.#find(sessionId), closeConnections)
+      expireSession: (sessionId?: string, options: ExpireOptions = {}) => {
+        this.#expire(this.#find(sessionId), options.closeConnections ?? true)
       },
-      expireStreams: (sessionId) => {
+      expireStreams: (sessionId?: string) => {
         const session = this.#find(sessionId)
         session.disconnect('close')
         session.streams.clear()
         session.latestStandalone = undefined
       },
-      disconnect: (how, streamId) => {
-        for (const session of this.#all()) session.disconnect(how, streamId)
+      disconnect: (options: DisconnectOptions = {}) => {
+        for (const session of this.#all()) session.disconnect(options.how ?? 'error', options.stream)
       },
       restart: () => {
         // A process that died takes its sockets with it.
@@ -131,20 +133,11 @@ export class ReferenceServer {
   /** Serves one request. Never rejects: every failure is an HTTP answer. */
   async handle(request: Request): Promise<Response> {
     const incoming = await readRequest(request)
-    const first = incoming.messages?.[0]
-    const rpcMethod = typeof first?.['method'] === 'string' ? first['method'] : undefined
-    const entry: LoggedRequest = {
-      method: incoming.method,
-      sessionId: incoming.sessionId,
-      lastEventId: incoming.lastEventId,
-      protocolVersion: incoming.protocolVersion,
-      rpcMethod,
-      status: 0,
-    }
+    const entry = logEntryOf(incoming)
     this.log.push(entry)
-    const delay = this.#take.delay(incoming.method, rpcMethod)
+    const delay = this.#take.delay(incoming.method, entry.rpcMethod)
     if (delay !== undefined) await wait(delay.ms)
-    const response = await this.#route(incoming, rpcMethod)
+    const response = await this.#route(incoming, entry.rpcMethod)
     entry.status = response.status
     return response
   }
@@ -309,10 +302,8 @@ export class ReferenceServer {
   }
 
   #answer(session: Session, answer: JsonObject): void {
+    recordAnswer(this.answers, answer)
     const id = answer['id'] as RequestId
-    const list = this.answers.get(id) ?? []
-    list.push(answer)
-    this.answers.set(id, list)
     const pending = session.pending.get(id)
     if (pending === undefined) {
       this.counters.unmatchedAnswers++

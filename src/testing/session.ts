@@ -3,7 +3,7 @@
  * requests) kept apart from per-stream event buffers. A session outlives its streams; a stream may die and
  * its session go on.
  */
-import {Connection, type Cut, type WireEvent} from './connection.ts'
+import {Connection, type ByteCut, type Cut, type WireEvent} from './connection.ts'
 import {sseHeaders, type JsonObject, type RequestId} from './protocol.ts'
 
 /** An event in a buffer, tagged with the stream that emitted it. */
@@ -40,7 +40,7 @@ export class EventStream {
    * A response streaming `replay` first, then whatever this stream emits while the connection is its reader;
    * it ends after the replay when the stream is finished already. `cut` (a fault) ends it after that many events.
    */
-  open(replay: readonly WireEvent[], cut: Cut | undefined): Response {
+  open(replay: readonly WireEvent[], cut: Cut | ByteCut | undefined): Response {
     let connection: Connection | undefined
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
