@@ -7,7 +7,7 @@ const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependen
 const coreInternals = {group: ['../*', '!../index.ts'], message: 'src/testing imports the core only through ../index.ts.'}
 
 export default defineConfig(
-  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'eslint.config.js']},
+  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'test/testing-kit/.guide/**', 'eslint.config.js']},
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {

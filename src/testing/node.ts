@@ -28,10 +28,10 @@ export interface ListenOptions {
 export interface Listening {
   /** The endpoint, e.g. `http://127.0.0.1:49152/mcp`. */
   url: string
-  /** Destroys every open socket now: a real connection drop, for every client at once. */
-  dropConnections(): void
-  /** Destroys every socket and stops listening. */
-  close(): Promise<void>
+  /** Destroys every open socket now: a real connection drop, for every client at once. Safe to destructure. */
+  dropConnections: () => void
+  /** Destroys every socket and stops listening. Safe to destructure. */
+  close: () => Promise<void>
 }
 
 /** Serves `server` on a real socket. A response body that errors (a fault) destroys its socket. */

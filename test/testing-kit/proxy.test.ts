@@ -158,7 +158,7 @@ describe('the fault proxy', () => {
     expect(() => proxy.faults.cutNext({afterBytes: -1, how: 'error'})).toThrow(new TypeError('cut.afterBytes must be 1 or more'))
   })
 
-  it('passes a body through byte for byte and cuts it exactly where told', async () => {
+  it('passes a body through byte for byte, cuts it exactly where told, and corrupts the next tools/call', async () => {
     const frames = 'id: a\ndata: one\n\nid: b\ndata: two\n\nid: c\ndata: three\n\n'
     const proxy = createFaultProxy(() => new Response(frames, {headers: {'content-type': 'text/event-stream'}}))
     const read = async (): Promise<string> => {
@@ -172,5 +172,11 @@ describe('the fault proxy', () => {
     expect(await read()).toBe('id: a\ndata: one\n\nid: b')
     proxy.faults.cutNext({after: 1, how: 'error'})
     expect(await read()).toBe('broken')
+    // An event that is no JSON, before the server's own, on the next tools/call only.
+    proxy.faults.corruptNext({kind: 'json'})
+    const call = {jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'deploy'}}
+    const corrupted = await proxy.handle(new Request(mswUrl, {method: 'POST', body: JSON.stringify(call)}))
+    expect(await corrupted.text()).toBe(`data: {not json\n\n${frames}`)
+    expect(proxy.log.map(({method, rpcMethod, status}) => [method, rpcMethod, status]).at(-1)).toEqual(['POST', 'tools/call', 200])
   })
 })
