@@ -38,13 +38,18 @@ export class ClientAnswerError extends Error {
 
 /** What `tools/call` returns. */
 export interface ToolResult {
+  /** Content blocks, e.g. `{type: 'text', text: '...'}`. */
   content: JsonObject[]
+  /** Structured output, for a tool with an output schema. @defaultValue none */
   structuredContent?: JsonObject | undefined
+  /** The tool failed; the content says why. @defaultValue false */
   isError?: boolean | undefined
 }
 
 export interface ToolDefinition {
+  /** The name `tools/call` names; unique on the server. */
   name: string
+  /** Listed by `tools/list`. @defaultValue none */
   description?: string | undefined
   /**
    * The JSON Schema of the arguments, listed by `tools/list`. The server checks only its `required` names.
@@ -59,9 +64,13 @@ export interface ToolDefinition {
 }
 
 export interface ResourceDefinition {
+  /** The URI `resources/read` names; unique on the server. */
   uri: string
+  /** Listed by `resources/list`. */
   name: string
+  /** Listed by `resources/list`. @defaultValue none */
   description?: string | undefined
+  /** Listed by `resources/list`, and the MIME type of the text `read` returns as a string. @defaultValue none */
   mimeType?: string | undefined
   /** What `resources/read` returns: a string is one text content carrying this resource's URI and MIME type. */
   read(): string | JsonObject[] | Promise<string | JsonObject[]>
@@ -69,13 +78,18 @@ export interface ResourceDefinition {
 
 export interface PromptArgument {
   name: string
+  /** @defaultValue none */
   description?: string | undefined
+  /** `prompts/get` without it is refused (-32602). @defaultValue false */
   required?: boolean | undefined
 }
 
 export interface PromptDefinition {
+  /** The name `prompts/get` names; unique on the server. */
   name: string
+  /** Listed by `prompts/list` and returned by `prompts/get`. @defaultValue none */
   description?: string | undefined
+  /** Listed by `prompts/list`. @defaultValue none */
   arguments?: PromptArgument[] | undefined
   /** The messages of `prompts/get`, from the arguments given (every required one is there). */
   get(args: Record<string, string>): JsonObject[] | Promise<JsonObject[]>
