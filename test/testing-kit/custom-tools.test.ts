@@ -38,7 +38,6 @@ const deploy: ToolDefinition = {
 
 interface Agent {
   client: Client
-  transport: ResumableHTTPClientTransport
   /** The messages of every elicitation the Client's handler answered. */
   elicited: string[]
   logged: unknown[]
@@ -57,9 +56,8 @@ async function connect(options: MockMcpServerOptions): Promise<Agent & {server: 
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     logged.push(notification.params.data)
   })
-  const transport = new ResumableHTTPClientTransport(new URL(url), {reconnect: {minDelayMs: 1, maxDelayMs: 5}})
-  await client.connect(transport)
-  return {server, client, transport, elicited, logged}
+  await client.connect(new ResumableHTTPClientTransport(new URL(url), {reconnect: {minDelayMs: 1, maxDelayMs: 5}}))
+  return {server, client, elicited, logged}
 }
 
 describe('a custom tool on the reference server', () => {
@@ -107,7 +105,7 @@ describe('a custom tool on the reference server', () => {
     await client.close()
   })
 
-  it('a handler that throws gives a result with isError; a declined elicitation rejects with ClientAnswerError when answered with an error', async () => {
+  it('a server request answered with an error rejects with ClientAnswerError; a handler that throws gives a result with isError', async () => {
     const failing: ToolDefinition = {
       name: 'fail',
       handler: async (_, context) => {
