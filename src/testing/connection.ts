@@ -45,6 +45,18 @@ export const bytesBefore = (cut: Cut | ByteCut | undefined): number =>
 
 const encoder = new TextEncoder()
 
+/** Errors a response body as a network drop does (`TypeError: terminated`, as undici reports one). */
+export function breakSoon(controller: ReadableStreamDefaultController<Uint8Array>): void {
+  // A drop loses what is still in flight: let the client read what was written first, as on a real socket.
+  setTimeout(() => {
+    try {
+      controller.error(new TypeError('terminated'))
+    } catch {
+      // Already cancelled by the client.
+    }
+  }, 5)
+}
+
 /** Writes SSE frames into one response body; `onGone` runs once when the client can no longer read it. */
 export class Connection {
   #written = 0
@@ -108,14 +120,7 @@ export class Connection {
   error(): void {
     if (this.#gone) return
     this.#left()
-    // A drop loses what is still in flight: let the client read what was written first, as on a real socket.
-    setTimeout(() => {
-      try {
-        this.#controller.error(new TypeError('terminated'))
-      } catch {
-        // Already cancelled by the client.
-      }
-    }, 5)
+    breakSoon(this.#controller)
   }
 
   #end(how: 'close' | 'error'): void {

@@ -69,6 +69,11 @@ export function logEntryOf(incoming: Incoming): LoggedRequest {
   return {method, sessionId, lastEventId, protocolVersion, rpcMethod: typeof first?.['method'] === 'string' ? first['method'] : undefined, status: 0}
 }
 
+/** The entries of one HTTP method (and JSON-RPC method), in order. */
+export function requestsIn(log: readonly LoggedRequest[], method: string, rpcMethod: string | undefined): LoggedRequest[] {
+  return log.filter((entry) => entry.method === method && (rpcMethod === undefined || entry.rpcMethod === rpcMethod))
+}
+
 /** Adds `answer`, a client's answer to a server request, to the answers recorded for its ID. */
 export function recordAnswer(answers: Map<RequestId, JsonObject[]>, answer: JsonObject): void {
   const id = answer['id'] as RequestId

@@ -98,6 +98,11 @@ export const errorCodes = {
 
 export const sseHeaders = {'content-type': 'text/event-stream', 'cache-control': 'no-cache'}
 
+/** A proxy's error page where SSE was announced (`corruptNext({kind: 'sse'})`): nothing a client can parse. */
+export function errorPageAsSse(): Response {
+  return new Response('<html><body>502 Bad Gateway</body></html>', {headers: sseHeaders})
+}
+
 /** One request, read once: its headers and its parsed body. */
 export interface Incoming {
   method: string

@@ -4,10 +4,10 @@
  * log and the answers to server requests recorded as the reference server records them.
  */
 import {createParser} from 'eventsource-parser'
-import {bytesBefore, eventsBefore, retryBefore, type ByteCut, type Cut} from './connection.ts'
+import {breakSoon, bytesBefore, eventsBefore, retryBefore, type ByteCut, type Cut} from './connection.ts'
 import {createFaults, type FaultTaker, type TransportFaults} from './faults.ts'
-import {logEntryOf, recordAnswer, type LoggedRequest} from './instrumentation.ts'
-import {kindOf, readRequest, refuse, refusals, sseHeaders, wait, type JsonObject, type RequestHandler, type RequestId} from './protocol.ts'
+import {logEntryOf, recordAnswer, requestsIn, type LoggedRequest} from './instrumentation.ts'
+import {errorPageAsSse, kindOf, readRequest, refuse, refusals, wait, type JsonObject, type RequestHandler, type RequestId} from './protocol.ts'
 
 /** A Web-standard MCP endpoint: answers a `Request` with a `Response`. */
 export type WebHandler = (request: Request) => Response | Promise<Response>
@@ -46,7 +46,7 @@ export class FaultProxy implements RequestHandler {
 
   /** The logged requests of one HTTP method (and JSON-RPC method), in order. */
   requests(method: string, rpcMethod?: string): LoggedRequest[] {
-    return this.log.filter((entry) => entry.method === method && (rpcMethod === undefined || entry.rpcMethod === rpcMethod))
+    return requestsIn(this.log, method, rpcMethod)
   }
 
   /** Serves one request through the armed faults. */
@@ -67,7 +67,7 @@ export class FaultProxy implements RequestHandler {
     if (failure !== undefined) return refuse(refusals.injected, `HTTP ${failure.status}`, failure.status)
     const corruption = rpcMethod === 'tools/call' ? this.#take.corruption() : undefined
     // A proxy's error page where SSE was announced: the request never reaches the server.
-    if (corruption?.kind === 'sse') return new Response('<html><body>502 Bad Gateway</body></html>', {headers: sseHeaders})
+    if (corruption?.kind === 'sse') return errorPageAsSse()
     const response = await this.#handler(request)
     const sse = response.headers.get('content-type')?.startsWith('text/event-stream') === true
     if (!sse || response.body === null || (method !== 'GET' && method !== 'POST')) return response
@@ -94,8 +94,7 @@ export class FaultProxy implements RequestHandler {
           // The server sees its client go, as it would on a real drop.
           void reader.cancel().catch(() => {})
           if (how === 'close') controller.close()
-          // A drop loses what is still in flight: let the client read what was written first, as on a socket.
-          else setTimeout(() => controller.error(new TypeError('terminated')), 5)
+          else breakSoon(controller)
         }
         this.#live.add(end)
         if (corrupt) controller.enqueue(encoder.encode('data: {not json\n\n'))

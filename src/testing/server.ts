@@ -9,6 +9,7 @@ import {createFaults, type DisconnectOptions, type ExpireOptions, type FaultTake
 import {
   logEntryOf,
   recordAnswer,
+  requestsIn,
   viewOfPending,
   viewOfSession,
   viewOfStream,
@@ -22,13 +23,13 @@ import {checkMode, findResumption, nextEventId, reemitsOnAttach, type ServerMode
 import {resolveServerOptions, type ReferenceServerOptions, type ResolvedServerOptions} from './options.ts'
 import {
   errorCodes,
+  errorPageAsSse,
   isObject,
   isSupportedVersion,
   kindOf,
   readRequest,
   refusals,
   refuse,
-  sseHeaders,
   supportedProtocolVersions,
   type Incoming,
   type JsonObject,
@@ -106,7 +107,7 @@ export class ReferenceServer {
 
   /** The logged requests of one HTTP method (and JSON-RPC method), in order. */
   requests(method: string, rpcMethod?: string): LoggedRequest[] {
-    return this.log.filter((entry) => entry.method === method && (rpcMethod === undefined || entry.rpcMethod === rpcMethod))
+    return requestsIn(this.log, method, rpcMethod)
   }
 
   /** A snapshot of every live session. */
@@ -224,7 +225,7 @@ export class ReferenceServer {
     }
     const corruption = requests.some((request) => request['method'] === 'tools/call') ? this.#take.corruption() : undefined
     // A proxy's error page where SSE was announced: nothing the client can parse, and the tool never ran.
-    if (corruption?.kind === 'sse') return new Response('<html><body>502 Bad Gateway</body></html>', {headers: sseHeaders})
+    if (corruption?.kind === 'sse') return errorPageAsSse()
     const stream = this.#newStream(session, 'request', requests[0]!['id'] as RequestId)
     const response = stream.open([], this.#take.cut('POST'))
     // [spec 2025-11-25 transports] the server SHOULD at once send an event with an ID and empty data (priming).
