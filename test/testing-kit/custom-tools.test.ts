@@ -3,11 +3,19 @@
  * transport: the faults and the instrumentation work for them as for the built-in tools.
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import {ElicitRequestSchema, LoggingMessageNotificationSchema, McpError} from '@modelcontextprotocol/sdk/types.js'
+import {CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, McpError} from '@modelcontextprotocol/sdk/types.js'
 import {setupServer} from 'msw/node'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {ResumableHTTPClientTransport} from '../../src/index.ts'
-import {builtinTools, ClientAnswerError, createMockMcpServer, createReferenceServer, type MockMcpServerOptions, type ToolDefinition} from '../../src/testing/index.ts'
+import {
+  builtinTools,
+  ClientAnswerError,
+  createMockMcpServer,
+  createReferenceServer,
+  type JsonObject,
+  type MockMcpServerOptions,
+  type ToolDefinition,
+} from '../../src/testing/index.ts'
 
 const url = 'https://custom.test/mcp'
 const network = setupServer()
@@ -124,6 +132,25 @@ describe('a custom tool on the reference server', () => {
     expect(result.isError).toBe(true)
     expect((result.content as {text: string}[])[0]!.text).toMatch(/^sampling\/createMessage was answered with an error: /)
     expect(server.executions).toEqual({fail: 1})
+    await client.close()
+  })
+
+  it('a tool samples through the client: the result is the Client handler\'s, and the request was answered once', async () => {
+    const summarize: ToolDefinition = {
+      name: 'summarize',
+      handler: async (_, context) => {
+        const answer = await context.sample({messages: [{role: 'user', content: {type: 'text', text: 'Summarize'}}], maxTokens: 20})
+        return {content: [answer['content'] as JsonObject]}
+      },
+    }
+    const {server, handlers} = createMockMcpServer({tools: [summarize], url})
+    network.use(...handlers)
+    const client = new Client({name: 'agent', version: '1.0.0'}, {capabilities: {sampling: {}}})
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'in short'}}))
+    await client.connect(new ResumableHTTPClientTransport(new URL(url)))
+    expect((await client.callTool({name: 'summarize'})).content).toEqual([{type: 'text', text: 'in short'}])
+    expect(server.pendingRequests()).toEqual([])
+    expect([...server.answers.keys()]).toEqual(['srv-1'])
     await client.close()
   })
 
