@@ -4,9 +4,11 @@ import tseslint from 'typescript-eslint'
 
 const nodeBuiltins = {group: ['node:*'], message: 'No Node built-ins in the core.'}
 const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependency of ./testing only.'}
+// The testing kit checks the transport: it reaches the core only through its public entry point.
+const coreInternals = {group: ['../*', '!../index.ts'], message: 'src/testing imports the core only through ../index.ts.'}
 
 export default defineConfig(
-  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'test/package/consumer/**', 'eslint.config.js']},
+  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js']},
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {
@@ -53,12 +55,12 @@ export default defineConfig(
   {
     // The testing kit runs in browsers too (msw's setupWorker): msw is allowed there, Node built-ins are not...
     files: ['src/testing/**/*.ts'],
-    rules: {'no-restricted-imports': ['error', {patterns: [nodeBuiltins]}]},
+    rules: {'no-restricted-imports': ['error', {patterns: [nodeBuiltins, coreInternals]}]},
   },
   {
     // ...except in its Node adapter (./testing/node), which serves over real sockets.
     files: ['src/testing/node.ts'],
-    rules: {'no-restricted-imports': 'off', 'no-restricted-globals': 'off'},
+    rules: {'no-restricted-imports': ['error', {patterns: [coreInternals]}], 'no-restricted-globals': 'off'},
   },
   {
     files: ['test/**/*.ts'],

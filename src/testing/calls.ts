@@ -1,12 +1,13 @@
 /**
- * What the reference server answers to each JSON-RPC request, built-in tools included.
+ * What the reference server answers to each JSON-RPC request: the declared tools, resources and prompts.
  */
+import {capabilitiesOf, ClientAnswerError, type Catalog, type ToolContext, type ToolDefinition} from './catalog.ts'
 import {errorCodes, isObject, type JsonObject, type RequestId} from './protocol.ts'
 import type {Session} from './session.ts'
-import {toolList, toolNamed, type ToolContext} from './tools.ts'
 
 /** Where a request runs. */
 export interface CallEnvironment {
+  catalog: Catalog
   session: Session
   /** Writes a notification or a server request on the call's stream (or wherever it can go). */
   send: (message: JsonObject) => void
@@ -14,57 +15,136 @@ export interface CallEnvironment {
   streamId: string | undefined
   /** Counts one execution of a tool. */
   executed: (tool: string) => void
-  /** The server's side-effect counter. */
-  increment: () => number
 }
+
+type Answer = {result: unknown} | {error: {code: number; message: string}}
+
+const failure = (code: number, message: string): Answer => ({error: {code, message}})
 
 /** Runs one request; resolves with its response, never rejects. */
 export async function execute(request: JsonObject, environment: CallEnvironment): Promise<JsonObject> {
   const params = isObject(request['params']) ? request['params'] : {}
-  let answer: JsonObject
-  switch (request['method']) {
-    case 'tools/call':
-      answer = await callTool(params, environment)
-      break
-    case 'tools/list':
-      answer = {result: {tools: toolList}}
-      break
-    case 'ping':
-      answer = {result: {}}
-      break
-    default:
-      answer = {error: {code: errorCodes.methodNotFound, message: `Method not found: ${String(request['method'])}`}}
+  const {catalog} = environment
+  const method = String(request['method'])
+  let answer: Answer
+  try {
+    // [spec basic lifecycle, capability negotiation] resources and prompts are served only when offered.
+    const family = method.slice(0, method.indexOf('/'))
+    const offered = family !== 'resources' && family !== 'prompts' ? true : family in capabilitiesOf(catalog)
+    switch (offered ? method : undefined) {
+      case 'tools/call':
+        answer = await callTool(params, environment)
+        break
+      case 'tools/list':
+        answer = {result: {tools: [...catalog.tools.values()].map(({name, description, inputSchema}) => ({name, description, inputSchema: inputSchema ?? {type: 'object'}}))}}
+        break
+      case 'resources/list':
+        answer = {result: {resources: [...catalog.resources.values()].map(({uri, name, description, mimeType}) => ({uri, name, description, mimeType}))}}
+        break
+      case 'resources/templates/list':
+        answer = {result: {resourceTemplates: []}}
+        break
+      case 'resources/read':
+        answer = await readResource(params, catalog)
+        break
+      case 'prompts/list':
+        answer = {result: {prompts: [...catalog.prompts.values()].map((prompt) => ({name: prompt.name, description: prompt.description, arguments: prompt.arguments}))}}
+        break
+      case 'prompts/get':
+        answer = await getPrompt(params, catalog)
+        break
+      case 'ping':
+      case 'logging/setLevel':
+        answer = {result: {}}
+        break
+      default:
+        answer = failure(errorCodes.methodNotFound, `Method not found: ${method}`)
+    }
+  } catch (error) {
+    // A resource's `read` or a prompt's `get` that throws.
+    answer = failure(errorCodes.internalError, messageOf(error))
   }
   return {jsonrpc: '2.0', id: request['id'] as RequestId, ...answer}
 }
 
-async function callTool(params: JsonObject, environment: CallEnvironment): Promise<JsonObject> {
-  const {session, send} = environment
+async function callTool(params: JsonObject, environment: CallEnvironment): Promise<Answer> {
   const name = String(params['name'])
-  const tool = toolNamed(name)
-  if (tool === undefined) return {error: {code: errorCodes.invalidParams, message: `Unknown tool: ${name}`}}
+  const tool = environment.catalog.tools.get(name)
+  if (tool === undefined) return failure(errorCodes.invalidParams, `Unknown tool: ${name}`)
+  const args = isObject(params['arguments']) ? params['arguments'] : {}
+  const missing = missingArguments(tool, args)
+  if (missing.length > 0) return failure(errorCodes.invalidParams, `Invalid arguments for ${name}: missing ${missing.join(', ')}`)
   environment.executed(name)
   const progressToken = isObject(params['_meta']) ? params['_meta']['progressToken'] : undefined
-  const context: ToolContext = {
-    args: isObject(params['arguments']) ? params['arguments'] : {},
-    progress: (progress, total) => {
-      // [spec utilities, progress] progress is sent only for a request that carried a progress token.
-      if (progressToken !== undefined) send({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress, total}})
-    },
-    request: (method, requestParams) => {
-      const requestId = `srv-${++session.nextServerRequest}`
-      const message = {jsonrpc: '2.0', id: requestId, method, params: requestParams}
-      return new Promise<JsonObject>((resolve) => {
-        // [design note] pending server requests live on the session, whichever stream carried them.
-        session.pending.set(requestId, {message, streamId: environment.streamId, resolve})
-        send(message)
-      })
-    },
-    increment: environment.increment,
-  }
   try {
-    return {result: await tool(context)}
+    return {result: await tool.handler(args, contextFor(environment, progressToken))}
   } catch (error) {
-    return {error: {code: errorCodes.internalError, message: error instanceof Error ? error.message : String(error)}}
+    // [spec server tools, error handling] a tool's failure is reported in its result, for the model to see.
+    return {result: {content: [{type: 'text', text: messageOf(error)}], isError: true}}
   }
+}
+
+function contextFor(environment: CallEnvironment, progressToken: unknown): ToolContext {
+  const {session, send} = environment
+  const notify = (method: string, params: JsonObject): void => {
+    send({jsonrpc: '2.0', method, params})
+  }
+  const request = (method: string, params: JsonObject = {}): Promise<JsonObject> => {
+    const id = `srv-${++session.nextServerRequest}`
+    const message = {jsonrpc: '2.0', id, method, params}
+    return new Promise<JsonObject>((resolve) => {
+      // [design note] pending server requests live on the session, whichever stream carried them.
+      session.pending.set(id, {message, streamId: environment.streamId, resolve})
+      send(message)
+    })
+  }
+  const result = async (method: string, params: JsonObject): Promise<JsonObject> => {
+    const answer = await request(method, params)
+    if (isObject(answer['error'])) throw new ClientAnswerError(method, answer['error'])
+    return isObject(answer['result']) ? answer['result'] : {}
+  }
+  return {
+    sessionId: session.id,
+    progress: (progress, total, message) => {
+      // [spec utilities, progress] progress is sent only for a request that carried a progress token.
+      if (progressToken !== undefined) notify('notifications/progress', {progressToken, progress, total, message})
+    },
+    log: (level, data, logger) => {
+      notify('notifications/message', {level, data, logger})
+    },
+    request,
+    elicit: (params) => result('elicitation/create', params),
+    sample: (params) => result('sampling/createMessage', params),
+  }
+}
+
+/** The `required` names of the tool's input schema that `args` lacks. */
+function missingArguments(tool: ToolDefinition, args: JsonObject): string[] {
+  const required = tool.inputSchema?.['required']
+  return Array.isArray(required) ? required.filter((name): name is string => typeof name === 'string' && !(name in args)) : []
+}
+
+async function readResource(params: JsonObject, catalog: Catalog): Promise<Answer> {
+  const uri = String(params['uri'])
+  const resource = catalog.resources.get(uri)
+  // [spec server resources, error handling] an unknown resource is -32002.
+  if (resource === undefined) return failure(errorCodes.resourceNotFound, `Resource not found: ${uri}`)
+  const contents = await resource.read()
+  return {result: {contents: typeof contents === 'string' ? [{uri, mimeType: resource.mimeType, text: contents}] : contents}}
+}
+
+async function getPrompt(params: JsonObject, catalog: Catalog): Promise<Answer> {
+  const name = String(params['name'])
+  const prompt = catalog.prompts.get(name)
+  if (prompt === undefined) return failure(errorCodes.invalidParams, `Unknown prompt: ${name}`)
+  const given = isObject(params['arguments']) ? params['arguments'] : {}
+  const args = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, String(value)]))
+  const missing = (prompt.arguments ?? []).filter((argument) => argument.required === true && !(argument.name in args)).map((argument) => argument.name)
+  // [spec server prompts, error handling] missing required arguments are -32602.
+  if (missing.length > 0) return failure(errorCodes.invalidParams, `Missing arguments for ${name}: ${missing.join(', ')}`)
+  return {result: {description: prompt.description, messages: await prompt.get(args)}}
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }

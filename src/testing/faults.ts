@@ -2,7 +2,7 @@
  * Faults, armed at run time: one-shot ones taken by the next matching request or connection, and actions
  * that hit the server at once.
  */
-import type {Cut} from './connection.ts'
+import type {ByteCut, Cut} from './connection.ts'
 
 type HttpMethod = 'GET' | 'POST' | 'DELETE'
 
@@ -51,23 +51,31 @@ export interface DisconnectOptions {
   stream?: string | undefined
 }
 
-/** The server operations faults act through. */
-export interface FaultActions {
-  expireSession(sessionId: string | undefined, closeConnections: boolean): void
-  expireStreams(sessionId: string | undefined): void
-  disconnect(how: 'close' | 'error', streamId: string | undefined): void
-  restart(): void
-}
-
-export interface Faults {
-  /** Cuts the next SSE connection (of `cut.on`, if given) after `cut.after` events: a drop, or a close with `retry`. */
-  cutNext(cut: Cut): void
+/** The faults that act on the wire alone: they work in front of any MCP server ({@link createFaultProxy}). */
+export interface TransportFaults {
+  /**
+   * Cuts the next SSE connection (of `cut.on`, if given) after `cut.after` events or `cut.afterBytes` bytes: a
+   * drop, or a close with `retry`.
+   */
+  cutNext(cut: Cut | ByteCut): void
   /** Answers the next matching request with an HTTP error: 404 on the next POST, 409 on the next GET, ... */
   failNext(fault: StatusFault): void
   /** Delays the next matching request. */
   delayNext(fault: DelayFault): void
   /** Malformed SSE, or an event whose data is not JSON, in the answer to the next `tools/call`. */
   corruptNext(fault: CorruptFault): void
+  /** Ends every live SSE connection now (`how` as in {@link DisconnectOptions}). */
+  disconnect(options?: Pick<DisconnectOptions, 'how'>): void
+  /** Disarms every one-shot fault. */
+  clear(): void
+  /** The one-shot faults still armed, in the order they will be taken. */
+  readonly armed: {cuts: readonly (Cut | ByteCut)[]; failures: readonly StatusFault[]; delays: readonly DelayFault[]; corruptions: readonly CorruptFault[]}
+}
+
+/** The reference server's faults: those on the wire, and those that reach into its sessions and streams. */
+export interface Faults extends TransportFaults {
+  /** Ends live connections now: every one, or one stream's. */
+  disconnect(options?: DisconnectOptions): void
   /**
    * Forgets session `sessionId` (by default the only one), as a server that garbage-collects it: every later
    * request naming it gets 404.
@@ -78,26 +86,25 @@ export interface Faults {
    * session lives on: a later `Last-Event-ID` of them is refused, and a plain GET still gets the pending requests.
    */
   expireStreams(sessionId?: string): void
-  /** Ends live connections now. */
-  disconnect(options?: DisconnectOptions): void
   /** Loses all state, as a restarted process: sessions, streams, pending requests. Instrumentation is kept. */
   restart(): void
-  /** Disarms every one-shot fault. */
-  clear(): void
-  /** The one-shot faults still armed, in the order they will be taken. */
-  readonly armed: {cuts: readonly Cut[]; failures: readonly StatusFault[]; delays: readonly DelayFault[]; corruptions: readonly CorruptFault[]}
 }
 
 /** What the server asks of the armed faults; each `take` disarms what it returns. */
 export interface FaultTaker {
-  cut(method: 'GET' | 'POST'): Cut | undefined
+  cut(method: 'GET' | 'POST'): Cut | ByteCut | undefined
   failure(method: string, rpcMethod: string | undefined): StatusFault | undefined
   delay(method: string, rpcMethod: string | undefined): DelayFault | undefined
   corruption(): CorruptFault | undefined
 }
 
-export function createFaults(actions: FaultActions): {faults: Faults; take: FaultTaker} {
-  const cuts: Cut[] = []
+type OneShots = Omit<TransportFaults, 'disconnect'>
+
+/**
+ * The one-shot faults, with `actions` (what acts on the server at once, `disconnect` among them) beside them.
+ */
+export function createFaults<Actions extends Pick<TransportFaults, 'disconnect'>>(actions: Actions): {faults: OneShots & Actions; take: FaultTaker} {
+  const cuts: (Cut | ByteCut)[] = []
   const failures: StatusFault[] = []
   const delays: DelayFault[] = []
   const corruptions: CorruptFault[] = []
@@ -106,26 +113,16 @@ export function createFaults(actions: FaultActions): {faults: Faults; take: Faul
     return index === -1 ? undefined : list.splice(index, 1)[0]
   }
   const matchesRpc = (wanted: string | undefined, rpcMethod: string | undefined): boolean => wanted === undefined || wanted === rpcMethod
-  const faults: Faults = {
+  const faults: OneShots & Actions = {
+    ...actions,
     cutNext: (cut) => {
-      if (!(cut.after >= 1)) throw new TypeError('cut.after must be 1 or more')
+      const count = 'afterBytes' in cut ? cut.afterBytes : cut.after
+      if (!(count >= 1)) throw new TypeError(`${'afterBytes' in cut ? 'cut.afterBytes' : 'cut.after'} must be 1 or more`)
       cuts.push({...cut})
     },
     failNext: (fault) => failures.push({...fault}),
     delayNext: (fault) => delays.push({...fault}),
     corruptNext: (fault) => corruptions.push({...fault}),
-    expireSession: (sessionId, options = {}) => {
-      actions.expireSession(sessionId, options.closeConnections ?? true)
-    },
-    expireStreams: (sessionId) => {
-      actions.expireStreams(sessionId)
-    },
-    disconnect: (options = {}) => {
-      actions.disconnect(options.how ?? 'error', options.stream)
-    },
-    restart: () => {
-      actions.restart()
-    },
     clear: () => {
       for (const list of [cuts, failures, delays, corruptions]) list.length = 0
     },

@@ -1,13 +1,26 @@
 /**
  * `mcp-resumable-http/testing`: a reference MCP Streamable HTTP server that keeps stream and session
- * resumption apart and fails on command, with an msw adapter. Real sockets: `mcp-resumable-http/testing/node`.
+ * resumption apart and fails on command, serving the tools, resources and prompts a test declares, with an msw
+ * adapter. Real sockets: `mcp-resumable-http/testing/node`.
  * @packageDocumentation
  */
 export {createReferenceServer, ReferenceServer} from './server.ts'
-export {createMockMcpServer, type MockMcpServer, type MockMcpServerOptions} from './msw.ts'
+export {createMockMcpServer, handlersFor, type EndpointOptions, type MockMcpServer, type MockMcpServerOptions} from './msw.ts'
+export {createFaultProxy, FaultProxy, type WebHandler} from './proxy.ts'
 export type {ReferenceServerOptions} from './options.ts'
+export {builtinTools} from './tools.ts'
+export {
+  ClientAnswerError,
+  type LogLevel,
+  type PromptArgument,
+  type PromptDefinition,
+  type ResourceDefinition,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from './catalog.ts'
 export type {ServerMode} from './modes.ts'
-export type {Cut} from './connection.ts'
-export type {CorruptFault, DelayFault, DisconnectOptions, ExpireOptions, Faults, StatusFault} from './faults.ts'
+export type {ByteCut, Cut} from './connection.ts'
+export type {CorruptFault, DelayFault, DisconnectOptions, ExpireOptions, Faults, StatusFault, TransportFaults} from './faults.ts'
 export type {LoggedRequest, PendingRequestView, ServerCounters, SessionView, StreamView} from './instrumentation.ts'
-export {errorCodes, refusals, supportedProtocolVersions, type Refusal} from './protocol.ts'
+export {errorCodes, refusals, supportedProtocolVersions, type JsonObject, type Refusal, type RequestHandler, type RequestId} from './protocol.ts'

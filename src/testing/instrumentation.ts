@@ -3,7 +3,7 @@
  * snapshots of its sessions and streams. The design note asks servers to log both headers on every reconnect
  * and to count replayed events and re-emitted requests apart, since they should move independently.
  */
-import type {RequestId} from './protocol.ts'
+import type {Incoming, JsonObject, RequestId} from './protocol.ts'
 import type {EventStream, Session} from './session.ts'
 
 /** One request as the server saw it, and the status it answered. */
@@ -60,6 +60,24 @@ export interface SessionView {
   protocolVersion: string
   streams: StreamView[]
   pending: PendingRequestView[]
+}
+
+/** The log entry of a request, its status still to come. */
+export function logEntryOf(incoming: Incoming): LoggedRequest {
+  const first = incoming.messages?.[0]
+  const {method, sessionId, lastEventId, protocolVersion} = incoming
+  return {method, sessionId, lastEventId, protocolVersion, rpcMethod: typeof first?.['method'] === 'string' ? first['method'] : undefined, status: 0}
+}
+
+/** The entries of one HTTP method (and JSON-RPC method), in order. */
+export function requestsIn(log: readonly LoggedRequest[], method: string, rpcMethod: string | undefined): LoggedRequest[] {
+  return log.filter((entry) => entry.method === method && (rpcMethod === undefined || entry.rpcMethod === rpcMethod))
+}
+
+/** Adds `answer`, a client's answer to a server request, to the answers recorded for its ID. */
+export function recordAnswer(answers: Map<RequestId, JsonObject[]>, answer: JsonObject): void {
+  const id = answer['id'] as RequestId
+  answers.set(id, [...(answers.get(id) ?? []), answer])
 }
 
 export function viewOfStream(stream: EventStream): StreamView {

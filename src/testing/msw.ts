@@ -4,15 +4,18 @@
  */
 import {http, type HttpHandler} from 'msw'
 import type {ReferenceServerOptions} from './options.ts'
+import type {RequestHandler} from './protocol.ts'
 import {createReferenceServer, type ReferenceServer} from './server.ts'
 
-export interface MockMcpServerOptions extends ReferenceServerOptions {
+export interface EndpointOptions {
   /**
    * The endpoint the handler answers: a URL or an msw path pattern.
    * @defaultValue `'*\/mcp'`: the path `/mcp` on any origin
    */
   url?: string | URL | undefined
 }
+
+export interface MockMcpServerOptions extends ReferenceServerOptions, EndpointOptions {}
 
 export interface MockMcpServer {
   /** The reference server: its faults, mode and instrumentation. */
@@ -21,10 +24,16 @@ export interface MockMcpServer {
   handlers: HttpHandler[]
 }
 
+/** A reference server and the msw handlers that serve it. */
 export function createMockMcpServer(options: MockMcpServerOptions = {}): MockMcpServer {
-  const {url = '*/mcp', ...serverOptions} = options
+  const {url, ...serverOptions} = options
   const server = createReferenceServer(serverOptions)
+  return {server, handlers: handlersFor(server, {url})}
+}
+
+/** The msw handlers that serve `server` (a fault proxy in front of any MCP server, or a reference server) at `url`. */
+export function handlersFor(server: RequestHandler, options: EndpointOptions = {}): HttpHandler[] {
+  const {url = '*/mcp'} = options
   // Every method: the server itself answers 405 to what it does not serve, as a real endpoint would.
-  const handler = http.all(url instanceof URL ? url.href : url, ({request}) => server.handle(request))
-  return {server, handlers: [handler]}
+  return [http.all(url instanceof URL ? url.href : url, ({request}) => server.handle(request))]
 }

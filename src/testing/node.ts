@@ -9,11 +9,12 @@ import type {AddressInfo, Socket} from 'node:net'
 
 export {createReferenceServer, ReferenceServer} from './server.ts'
 export type {ReferenceServerOptions} from './options.ts'
+export {builtinTools} from './tools.ts'
+export {createFaultProxy, FaultProxy, type WebHandler} from './proxy.ts'
+export {ClientAnswerError, type PromptDefinition, type ResourceDefinition, type ToolContext, type ToolDefinition, type ToolResult} from './catalog.ts'
 
-/** Anything that answers a Web-standard `Request`, such as the reference server. */
-export interface RequestHandler {
-  handle(request: Request): Promise<Response>
-}
+import type {RequestHandler} from './protocol.ts'
+export type {RequestHandler} from './protocol.ts'
 
 export interface ListenOptions {
   /** The port to listen on. @defaultValue `0`: any free port */
@@ -27,10 +28,10 @@ export interface ListenOptions {
 export interface Listening {
   /** The endpoint, e.g. `http://127.0.0.1:49152/mcp`. */
   url: string
-  /** Destroys every open socket now: a real connection drop, for every client at once. */
-  dropConnections(): void
-  /** Destroys every socket and stops listening. */
-  close(): Promise<void>
+  /** Destroys every open socket now: a real connection drop, for every client at once. Safe to destructure. */
+  dropConnections: () => void
+  /** Destroys every socket and stops listening. Safe to destructure. */
+  close: () => Promise<void>
 }
 
 /** Serves `server` on a real socket. A response body that errors (a fault) destroys its socket. */

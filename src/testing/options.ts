@@ -1,7 +1,27 @@
+import {createCatalog, type Catalog, type PromptDefinition, type ResourceDefinition, type ToolDefinition} from './catalog.ts'
 import {checkMode, type ServerMode} from './modes.ts'
+import {builtinTools} from './tools.ts'
 import {isSupportedVersion, supportedProtocolVersions} from './protocol.ts'
 
 export interface ReferenceServerOptions {
+  /**
+   * The tools the server offers, each with its handler. Spread `builtinTools()` into the list to keep the
+   * built-in ones beside yours.
+   * @defaultValue `builtinTools()`: `echo`, `increment`, `slow`, `ask`
+   */
+  tools?: readonly ToolDefinition[] | undefined
+  /**
+   * The resources `resources/list` and `resources/read` serve. The `resources` capability is declared when
+   * there is at least one.
+   * @defaultValue `[]`
+   */
+  resources?: readonly ResourceDefinition[] | undefined
+  /**
+   * The prompts `prompts/list` and `prompts/get` serve. The `prompts` capability is declared when there is at
+   * least one.
+   * @defaultValue `[]`
+   */
+  prompts?: readonly PromptDefinition[] | undefined
   /**
    * The protocol version negotiated on `initialize`, whatever the client asks for (to test an older server).
    * @defaultValue the client's, when supported; otherwise the latest supported (2025-11-25)
@@ -66,6 +86,7 @@ export interface ReferenceServerOptions {
 }
 
 export interface ResolvedServerOptions {
+  catalog: Catalog
   protocolVersion: string | undefined
   sessions: boolean
   sessionIds: readonly string[]
@@ -88,6 +109,7 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
   if (!(sessionIdleMs > 0)) throw new TypeError('options.sessionIdleMs must be more than 0')
   checkMode(mode, 'options.mode')
   return {
+    catalog: createCatalog(options.tools ?? builtinTools(), options.resources ?? [], options.prompts ?? []),
     protocolVersion,
     sessions: options.sessions ?? true,
     sessionIds: options.sessionIds ?? [],

@@ -2,13 +2,20 @@
  * What the reference server puts on the wire besides events: the versions it speaks, and each refusal with
  * its HTTP status and JSON-RPC error code.
  */
-import {isJsonRpcId, type JsonRpcId} from '../jsonrpc.ts'
+/** Anything that answers a Web-standard `Request`: the reference server, a fault proxy. */
+export interface RequestHandler {
+  handle(request: Request): Promise<Response>
+}
 
 /** A JSON-RPC message as the reference server reads and writes it. */
 export type JsonObject = Record<string, unknown>
 
-/** A JSON-RPC request ID. */
-export type RequestId = JsonRpcId
+/** A JSON-RPC request ID. The kit keeps its own guard: it checks the transport, so it shares none of its code. */
+export type RequestId = string | number
+
+export function isRequestId(value: unknown): value is RequestId {
+  return typeof value === 'string' || typeof value === 'number'
+}
 
 /** The protocol revisions the reference server speaks, oldest first. */
 export const supportedProtocolVersions = ['2025-03-26', '2025-06-18', '2025-11-25'] as const
@@ -71,19 +78,30 @@ export function isObject(value: unknown): value is JsonObject {
 /** A request has a method and an ID; a notification a method only; a response an ID only. */
 export function kindOf(message: JsonObject): 'request' | 'notification' | 'response' | 'invalid' {
   const hasMethod = typeof message['method'] === 'string'
-  const hasId = isJsonRpcId(message['id'])
+  const hasId = isRequestId(message['id'])
   if (message['jsonrpc'] !== '2.0') return 'invalid'
   if (hasMethod) return hasId ? 'request' : 'notification'
   return hasId && ('result' in message || 'error' in message) ? 'response' : 'invalid'
 }
 
 /**
- * The error a server request is answered with when `pendingOnAttach` is `cancel`, and the code of the JSON-RPC
- * errors the tools answer with.
+ * The error a server request is answered with when `pendingOnAttach` is `cancel`, and the codes of the JSON-RPC
+ * errors the server answers requests with.
  */
-export const errorCodes = {requestCancelled: -32800, methodNotFound: -32601, invalidParams: -32602, internalError: -32603} as const
+export const errorCodes = {
+  requestCancelled: -32800,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  resourceNotFound: -32002,
+} as const
 
 export const sseHeaders = {'content-type': 'text/event-stream', 'cache-control': 'no-cache'}
+
+/** A proxy's error page where SSE was announced (`corruptNext({kind: 'sse'})`): nothing a client can parse. */
+export function errorPageAsSse(): Response {
+  return new Response('<html><body>502 Bad Gateway</body></html>', {headers: sseHeaders})
+}
 
 /** One request, read once: its headers and its parsed body. */
 export interface Incoming {

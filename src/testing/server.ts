@@ -4,9 +4,12 @@
  * resumption, counts what it does, and fails on command.
  */
 import {execute} from './calls.ts'
-import {openStream} from './connection.ts'
-import {createFaults, type FaultTaker, type Faults} from './faults.ts'
+import {capabilitiesOf} from './catalog.ts'
+import {createFaults, type DisconnectOptions, type ExpireOptions, type FaultTaker, type Faults} from './faults.ts'
 import {
+  logEntryOf,
+  recordAnswer,
+  requestsIn,
   viewOfPending,
   viewOfSession,
   viewOfStream,
@@ -20,13 +23,13 @@ import {checkMode, findResumption, nextEventId, reemitsOnAttach, type ServerMode
 import {resolveServerOptions, type ReferenceServerOptions, type ResolvedServerOptions} from './options.ts'
 import {
   errorCodes,
+  errorPageAsSse,
   isObject,
   isSupportedVersion,
   kindOf,
   readRequest,
   refusals,
   refuse,
-  sseHeaders,
   supportedProtocolVersions,
   type Incoming,
   type JsonObject,
@@ -63,23 +66,22 @@ export class ReferenceServer {
   // Counters outlive restarts so that no ID is ever handed out twice, as with random IDs.
   #sessionCount = 0
   #streamCount = 0
-  #sideEffects = 0
 
   constructor(options?: ReferenceServerOptions) {
     this.#options = resolveServerOptions(options)
     this.#mode = this.#options.mode
     const {faults, take} = createFaults({
-      expireSession: (sessionId, closeConnections) => {
-        this.#expire(this.#find(sessionId), closeConnections)
+      expireSession: (sessionId?: string, options: ExpireOptions = {}) => {
+        this.#expire(this.#find(sessionId), options.closeConnections ?? true)
       },
-      expireStreams: (sessionId) => {
+      expireStreams: (sessionId?: string) => {
         const session = this.#find(sessionId)
         session.disconnect('close')
         session.streams.clear()
         session.latestStandalone = undefined
       },
-      disconnect: (how, streamId) => {
-        for (const session of this.#all()) session.disconnect(how, streamId)
+      disconnect: (options: DisconnectOptions = {}) => {
+        for (const session of this.#all()) session.disconnect(options.how ?? 'error', options.stream)
       },
       restart: () => {
         // A process that died takes its sockets with it.
@@ -105,7 +107,7 @@ export class ReferenceServer {
 
   /** The logged requests of one HTTP method (and JSON-RPC method), in order. */
   requests(method: string, rpcMethod?: string): LoggedRequest[] {
-    return this.log.filter((entry) => entry.method === method && (rpcMethod === undefined || entry.rpcMethod === rpcMethod))
+    return requestsIn(this.log, method, rpcMethod)
   }
 
   /** A snapshot of every live session. */
@@ -132,20 +134,11 @@ export class ReferenceServer {
   /** Serves one request. Never rejects: every failure is an HTTP answer. */
   async handle(request: Request): Promise<Response> {
     const incoming = await readRequest(request)
-    const first = incoming.messages?.[0]
-    const rpcMethod = typeof first?.['method'] === 'string' ? first['method'] : undefined
-    const entry: LoggedRequest = {
-      method: incoming.method,
-      sessionId: incoming.sessionId,
-      lastEventId: incoming.lastEventId,
-      protocolVersion: incoming.protocolVersion,
-      rpcMethod,
-      status: 0,
-    }
+    const entry = logEntryOf(incoming)
     this.log.push(entry)
-    const delay = this.#take.delay(incoming.method, rpcMethod)
+    const delay = this.#take.delay(incoming.method, entry.rpcMethod)
     if (delay !== undefined) await wait(delay.ms)
-    const response = await this.#route(incoming, rpcMethod)
+    const response = await this.#route(incoming, entry.rpcMethod)
     entry.status = response.status
     return response
   }
@@ -208,7 +201,7 @@ export class ReferenceServer {
     const session = new Session(id, version, Date.now())
     if (id === undefined) this.#stateless = session
     else this.#sessions.set(id, session)
-    const result = {protocolVersion: version, capabilities: {tools: {}}, serverInfo: this.#options.serverInfo}
+    const result = {protocolVersion: version, capabilities: capabilitiesOf(this.#options.catalog), serverInfo: this.#options.serverInfo}
     // [spec transports, session management] the session ID comes with the response to initialize.
     const headers: Record<string, string> = id === undefined ? {} : {'mcp-session-id': id}
     return Response.json({jsonrpc: '2.0', id: request['id'], result}, {headers})
@@ -232,9 +225,9 @@ export class ReferenceServer {
     }
     const corruption = requests.some((request) => request['method'] === 'tools/call') ? this.#take.corruption() : undefined
     // A proxy's error page where SSE was announced: nothing the client can parse, and the tool never ran.
-    if (corruption?.kind === 'sse') return new Response('<html><body>502 Bad Gateway</body></html>', {headers: sseHeaders})
+    if (corruption?.kind === 'sse') return errorPageAsSse()
     const stream = this.#newStream(session, 'request', requests[0]!['id'] as RequestId)
-    const response = openStream(stream, [], this.#take.cut('POST'))
+    const response = stream.open([], this.#take.cut('POST'))
     // [spec 2025-11-25 transports] the server SHOULD at once send an event with an ID and empty data (priming).
     if (this.#options.priming ?? session.protocolVersion >= '2025-11-25') {
       if (this.#options.retryMs !== undefined) stream.connection?.raw(`retry: ${this.#options.retryMs}\n`)
@@ -260,7 +253,7 @@ export class ReferenceServer {
       // Session resumption: a fresh stream; nothing is replayed, pending server requests are re-emitted.
       const stream = this.#newStream(session, 'standalone')
       session.latestStandalone = stream
-      const response = openStream(stream, [], this.#take.cut('GET'))
+      const response = stream.open([], this.#take.cut('GET'))
       this.#attachPending(session, stream)
       return response
     }
@@ -270,7 +263,7 @@ export class ReferenceServer {
       this.counters.refusedResumptions++
       return refuse(refusals.resumptionRefused, `${lastEventId} is not an event of a stream of session ${String(session.id)}`)
     }
-    return openStream(resumption.stream, resumption.replay, this.#take.cut('GET'))
+    return resumption.stream.open(resumption.replay, this.#take.cut('GET'))
   }
 
   /** [design note] on any new stream attached without `Last-Event-ID`: every pending request again, or cancelled. */
@@ -310,10 +303,8 @@ export class ReferenceServer {
   }
 
   #answer(session: Session, answer: JsonObject): void {
+    recordAnswer(this.answers, answer)
     const id = answer['id'] as RequestId
-    const list = this.answers.get(id) ?? []
-    list.push(answer)
-    this.answers.set(id, list)
     const pending = session.pending.get(id)
     if (pending === undefined) {
       this.counters.unmatchedAnswers++
@@ -326,13 +317,13 @@ export class ReferenceServer {
   /** Runs one request; resolves with its response. `send` carries its notifications and server requests. */
   #execute(session: Session, request: JsonObject, send: (message: JsonObject) => void, stream: EventStream | undefined): Promise<JsonObject> {
     return execute(request, {
+      catalog: this.#options.catalog,
       session,
       send,
       streamId: stream?.id,
       executed: (tool) => {
         this.executions[tool] = (this.executions[tool] ?? 0) + 1
       },
-      increment: () => ++this.#sideEffects,
     })
   }
 

@@ -3,8 +3,8 @@
  * requests) kept apart from per-stream event buffers. A session outlives its streams; a stream may die and
  * its session go on.
  */
-import type {Connection, WireEvent} from './connection.ts'
-import type {JsonObject, RequestId} from './protocol.ts'
+import {Connection, type ByteCut, type Cut, type WireEvent} from './connection.ts'
+import {sseHeaders, type JsonObject, type RequestId} from './protocol.ts'
 
 /** An event in a buffer, tagged with the stream that emitted it. */
 export interface StoredEvent extends WireEvent {
@@ -34,6 +34,31 @@ export class EventStream {
     this.kind = kind
     this.session = session
     this.requestId = requestId
+  }
+
+  /**
+   * A response streaming `replay` first, then whatever this stream emits while the connection is its reader;
+   * it ends after the replay when the stream is finished already. `cut` (a fault) ends it after that many events.
+   */
+  open(replay: readonly WireEvent[], cut: Cut | ByteCut | undefined): Response {
+    let connection: Connection | undefined
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        const opened = new Connection(controller, cut, () => {
+          if (this.connection === opened) this.connection = undefined
+        })
+        connection = opened
+        // One reader per stream: a new connection replaces the old one.
+        this.connection?.close()
+        this.connection = opened
+        for (const event of replay) if (!this.write(event, true)) return
+        if (this.finished) opened.close()
+      },
+      cancel: () => {
+        connection?.cancelled()
+      },
+    })
+    return new Response(body, {headers: sseHeaders})
   }
 
   /** Writes `event` on the live connection, if any; false when nobody read it (it stays buffered). */

@@ -3,7 +3,7 @@
  * describes, so that a client can be shown failing against them.
  */
 import {describe, expect, it} from 'vitest'
-import {backends, messagesOf, rawClient, readEvents, serve} from './fixtures/kit.ts'
+import {backends, messagesOf, rawClient, readEvents, serve} from '../fixtures/kit.ts'
 
 const idsOf = (messages: Record<string, unknown>[]): unknown[] => messages.map((message) => message['id'] ?? message['method'])
 

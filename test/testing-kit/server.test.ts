@@ -3,8 +3,8 @@
  * sockets): sessions, versions, streams, the resumption boundary of the design note, tools, instrumentation.
  */
 import {describe, expect, it} from 'vitest'
-import {createReferenceServer, refusals} from '../src/testing/index.ts'
-import {backends, errorOf, messagesOf, rawClient, readEvents, RawClient, serve} from './fixtures/kit.ts'
+import {createReferenceServer, refusals} from '../../src/testing/index.ts'
+import {backends, errorOf, messagesOf, rawClient, readEvents, RawClient, serve} from '../fixtures/kit.ts'
 
 const progressOf = (messages: Record<string, unknown>[]): unknown[] =>
   messages.filter((message) => message['method'] === 'notifications/progress').map((message) => (message['params'] as {progress: unknown}).progress)

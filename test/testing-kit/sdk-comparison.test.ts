@@ -9,12 +9,12 @@ import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/st
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import {CallToolResultSchema, CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it} from 'vitest'
-import {ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
-import type {ServerMode} from '../src/testing/index.ts'
-import {codeOf, connectClient, until} from './fixtures/client.ts'
-import {serve} from './fixtures/kit.ts'
-import {RecordingStore} from './fixtures/recording-store.ts'
-import {quiet} from './fixtures/timing.ts'
+import {ResumableHTTPClientTransport, type ResumptionStore} from '../../src/index.ts'
+import type {ServerMode} from '../../src/testing/index.ts'
+import {codeOf, connectClient, until} from '../fixtures/client.ts'
+import {serve} from '../fixtures/kit.ts'
+import {RecordingStore} from '../fixtures/recording-store.ts'
+import {quiet} from '../fixtures/timing.ts'
 
 type Kind = 'sdk' | 'ours'
 

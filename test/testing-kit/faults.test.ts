@@ -2,7 +2,7 @@
  * Every fault of the reference server, armed at run time and proven over both adapters (msw and real sockets).
  */
 import {describe, expect, it} from 'vitest'
-import {backends, errorOf, messagesOf, rawClient, readEvents, serve} from './fixtures/kit.ts'
+import {backends, errorOf, messagesOf, rawClient, readEvents, serve} from '../fixtures/kit.ts'
 
 describe.each(backends)('faults over %s', (backend) => {
   const setup = async () => {
@@ -28,6 +28,17 @@ describe.each(backends)('faults over %s', (backend) => {
     const {events, ending} = await readEvents(await client.call('slow', {steps: 2, delayMs: 10}))
     expect(ending).toBe('closed')
     expect(events).toEqual([{id: 'p1_1', data: '', retry: 1500}])
+  })
+
+  it('cutNext afterBytes: the connection breaks inside an event; the partial event is lost, a resumption brings it whole', async () => {
+    const {server, client} = await setup()
+    // The priming event (id: p1_1, empty data) is 18 bytes: 20 end inside the next event's ID.
+    server.faults.cutNext({afterBytes: 20, how: 'error'})
+    const cut = await readEvents(await client.call('slow', {steps: 2, delayMs: 10}))
+    expect([cut.ending, cut.events.map((event) => event.id)]).toEqual(['error', ['p1_1']])
+    const rest = await readEvents(await client.get('p1_1'))
+    expect(messagesOf(rest.events).map((message) => message['method'] ?? 'result')).toEqual(['notifications/progress', 'notifications/progress', 'result'])
+    expect(server.executions).toEqual({slow: 1})
   })
 
   it('cutNext on: only a connection of that method takes the fault', async () => {
