@@ -127,6 +127,10 @@ export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | '
     case 'reconnect-failed':
       if (event.attempt === 0) return {lane: laneOf(event.stream, event.requestId), tone: 'fault', text: `✂ connection broke (${messageOf(event.error)})`}
       return {lane: laneOf(event.stream, event.requestId), tone: 'warn', text: `attempt ${event.attempt} failed: ${messageOf(event.error)}`}
+    case 'stream-degraded':
+      return {lane: laneOf(event.stream, undefined), tone: 'bad', text: `out of fast attempts (${messageOf(event.error)}): tried every maxDelayMs, and when a call succeeds`}
+    case 'stream-recovered':
+      return {lane: laneOf(event.stream, undefined), tone: 'good', text: `connected again after ${String(Math.round(event.downMs / 1000))} s`}
     case 'cursor-rejected':
       return {lane: laneOf(event.stream, event.requestId), tone: 'bad', text: `Last-Event-ID ${event.lastEventId} refused (HTTP ${event.status}): cursor dropped`}
     case 'stream-closed':

@@ -47,6 +47,17 @@ export function decideReconnect(input: ReconnectInput): ReconnectDecision {
   return {branch: 'session-resumption', sessionId, dropCursor: cursor !== undefined, settleRequest}
 }
 
+/*
+ * What each answer means (docs/failures.md has the whole table, request kind by answer). Transient answers keep
+ * everything and are tried again; a refusal of the cursor drops that cursor only; the session ends only on a 404
+ * to a request that carried it.
+ */
+
+/** Statuses that say "not now": the server did not act, and the same request may succeed later. */
+function isTransient(status: number): boolean {
+  return status === 408 || status === 425 || status === 429 || status >= 500
+}
+
 /** What the answer to a stream GET means, named after what the server did. */
 export type StreamAnswer =
   /** 200 with an event stream: read it. */
@@ -59,8 +70,10 @@ export type StreamAnswer =
   | 'not-offered'
   /** Another success: the server has ended the stream. */
   | 'ended-by-server'
-  /** Worth trying again later: 408, 409, 429, 5xx. */
+  /** Not now (408, 425, 429, 5xx; 409 without a cursor): tried again later, the cursor kept. */
   | 'transient'
+  /** 401 or 403 (once the credentials were renewed, if an auth provider is set): not this stream's fault. */
+  | 'unauthorized'
   /** Any other status: trying again would get the same answer. */
   | 'refused'
 
@@ -83,7 +96,58 @@ export function classifyStreamAnswer({status, eventStream, sentSession, sentCurs
   if (status === 405 || status === 404) return 'not-offered'
   // [SEP-1699 review] a non-200 success to a reconnect means the server has ended the stream.
   if (status >= 200 && status < 300) return 'ended-by-server'
+  // A deploy, a rate limiter, an overloaded proxy: the cursor is still good, and the server will want it.
+  if (isTransient(status)) return 'transient'
+  if (status === 401 || status === 403) return 'unauthorized'
+  // Any other 4xx to a Last-Event-ID (400, 409, 410, 422, ...) refuses that cursor.
   if (sentCursor) return 'cursor-refused'
-  if (status === 408 || status === 409 || status === 429 || status >= 500) return 'transient'
+  // [SDK interop] the SDK server answers 409 while the session's previous GET stream is still open on its side.
+  if (status === 409) return 'transient'
   return 'refused'
+}
+
+/** What the answer to a POST means for the message it carried. */
+export type PostAnswer =
+  /** 404 to a POST that carried the session ID: the session is gone, the message was not acted on. */
+  | 'session-expired'
+  /** A request answered with an event stream, or with JSON: read the answer there. */
+  | 'event-stream'
+  | 'json'
+  /** A notification or an answer, accepted. */
+  | 'accepted'
+  /** The server took the request (2xx) but gave no readable answer, or failed while it may have run it. */
+  | 'outcome-unknown'
+  /** The server did not act on it (3xx, 4xx, 503, ...): a `http` error the caller may act on. */
+  | 'refused'
+
+export interface PostAnswerFacts {
+  status: number
+  /** The answer's media type: event stream, JSON, or anything else. */
+  body: 'event-stream' | 'json' | 'other'
+  sentSession: boolean
+  /** A JSON-RPC request (it expects an answer), rather than a notification or an answer. */
+  request: boolean
+}
+
+export function classifyPostAnswer({status, body, sentSession, request}: PostAnswerFacts): PostAnswer {
+  // [spec transports, session management] 404 to a request carrying the session ID: the session has expired.
+  if (status === 404 && sentSession) return 'session-expired'
+  if (status >= 200 && status < 300) {
+    // [spec transports, sending messages] notifications and responses are answered 202, with no body.
+    if (!request) return 'accepted'
+    if (body === 'event-stream') return 'event-stream'
+    if (body === 'json') return 'json'
+    return 'outcome-unknown'
+  }
+  // 500, 502, 504: the server, or the one behind a gateway, may have run the request before it failed.
+  if (request && status >= 500 && status !== 503) return 'outcome-unknown'
+  return 'refused'
+}
+
+/**
+ * What the answer to `DELETE` means: `cleared` when the session is over for the server too (2xx, 404: already
+ * gone, [spec transports, session management] 405: the server does not let clients end sessions), else `refused`.
+ */
+export function classifyDeleteAnswer(status: number): 'cleared' | 'refused' {
+  return (status >= 200 && status < 300) || status === 404 || status === 405 ? 'cleared' : 'refused'
 }

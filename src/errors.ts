@@ -1,19 +1,24 @@
 /**
  * Why a transport operation failed.
  *
- * - `session-expired`: the server answered 404 to a request that carried `Mcp-Session-Id`; the session,
- *   its cursors and every pending request are gone. Re-initialize to continue.
+ * Each code tells the caller whether the request may have run (docs/failures.md):
+ *
+ * - `session-expired`: the server answered 404 to a request that carried `Mcp-Session-Id` (or the session the
+ *   Client relies on expired earlier); the session, its cursors and every pending request are gone. The request
+ *   was not acted on. Re-initialize to continue.
  * - `outcome-unknown`: the request reached the server (or may have), but its answer was lost and cannot be
  *   recovered. The transport never re-sends it: the app decides whether running it again is safe.
+ * - `not-sent`: no connection to the server could be opened (refused, unreachable host, name not found): the
+ *   request never left, so sending it again is safe.
  * - `resumption-rejected`: the server refused a `Last-Event-ID`; that cursor is dropped and never sent again.
- * - `http`: an unexpected HTTP status (see `status`).
- * - `network`: the request could not be sent or its connection failed (see `cause`).
+ * - `http`: the server answered with a status that says it did not act on the request (see `status`).
+ * - `network`: a connection failed (see `cause`); for a request, reported as `outcome-unknown` or `not-sent`.
  * - `protocol`: the server sent something that is not valid Streamable HTTP or JSON-RPC.
  * - `aborted`: the transport was closed while the operation was under way.
  */
 export type TransportErrorCode = (typeof transportErrorCodes)[number]
 
-const transportErrorCodes = ['session-expired', 'outcome-unknown', 'resumption-rejected', 'http', 'network', 'protocol', 'aborted'] as const
+const transportErrorCodes = ['session-expired', 'outcome-unknown', 'not-sent', 'resumption-rejected', 'http', 'network', 'protocol', 'aborted'] as const
 
 export interface TransportErrorOptions {
   /** The HTTP status that caused the error, when there was one. */
@@ -59,4 +64,19 @@ export function abortedError(signal: AbortSignal): TransportError {
   return isTransportError(signal.reason)
     ? signal.reason
     : new TransportError('aborted', 'The transport was closed', {cause: signal.reason})
+}
+
+/** Error codes of a connection that was never opened: nothing of the request reached the server. */
+const notConnected = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+
+/**
+ * True when `error` (or an error in its `cause` chain) says the connection was never opened. Browsers say nothing
+ * of the kind ("Failed to fetch"): there the request may have been sent, and this is false.
+ */
+export function neverConnected(error: unknown): boolean {
+  for (let link = error, depth = 0; link instanceof Error && depth < 8; link = link.cause, depth++) {
+    const code = (link as {code?: unknown}).code
+    if (typeof code === 'string' && notConnected.has(code)) return true
+  }
+  return false
 }

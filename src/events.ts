@@ -29,6 +29,10 @@ export type TransportEvent =
       headers: ResumptionHeaders
     }
   | {type: 'reconnect-failed'; stream: StreamKind; requestId: JsonRpcId | undefined; attempt: number; error: Error}
+  /** The standalone stream ran out of fast attempts: it goes on every `maxDelayMs`, and when a request succeeds. */
+  | {type: 'stream-degraded'; stream: StreamKind; error: Error}
+  /** A degraded stream connected again, `downMs` after it degraded. */
+  | {type: 'stream-recovered'; stream: StreamKind; downMs: number}
   | {type: 'cursor-rejected'; stream: StreamKind; requestId: JsonRpcId | undefined; lastEventId: string; status: number}
   | {
       type: 'stream-closed'

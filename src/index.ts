@@ -7,8 +7,15 @@ export type {ReconnectOptions} from './backoff.ts'
 export type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './jsonrpc.ts'
 export {
+  classifyDeleteAnswer,
+  classifyPostAnswer,
+  classifyStreamAnswer,
   decideReconnect,
+  type PostAnswer,
+  type PostAnswerFacts,
   type ReconnectBranch,
   type ReconnectDecision,
   type ReconnectInput,
+  type StreamAnswer,
+  type StreamAnswerFacts,
 } from './decision.ts'

@@ -1,5 +1,6 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {isTransportError, TransportError} from './errors.ts'
+import {classifyPostAnswer} from './decision.ts'
+import {isTransportError, neverConnected, TransportError} from './errors.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
 import {keyOfId, type Inbox} from './inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, type JsonRpcId} from './jsonrpc.ts'
@@ -37,6 +38,8 @@ export interface PostHost {
   expireSession(error: TransportError): Promise<void>
   /** The session is initialized: open the standalone GET stream. */
   initialized(): void
+  /** A request was answered: a degraded standalone stream tries again at once. */
+  reachable(): void
   /** Hands a JSON answer's messages to the Client, in order. */
   deliver(messages: JSONRPCMessage[]): Promise<void>
 }
@@ -49,6 +52,10 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   const {session, inbox} = host
   const method = methodOf(message)
   const clientId = requestIdOf(message)
+  // The Client relies on a session that expired: a request sent without it would meet "not initialized".
+  if (clientId !== undefined && method !== 'initialize' && session.expired !== undefined) {
+    throw new TransportError('session-expired', `Session ${session.expired} has expired; ${method ?? 'the request'} was not sent: initialize a new session`)
+  }
   // [spec transports, session management] initialize starts a new session and carries no session ID.
   if (method === 'initialize') {
     session.initializing()
@@ -84,10 +91,10 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     if (requestId !== undefined) inbox.forget(requestId)
     if (answers !== undefined) inbox.answerSent(answers)
     if (stream !== undefined) host.streams.remove(stream, false)
-    // A request whose connection failed may have run: say so, so the app does not blindly retry it.
-    return requestId !== undefined && isTransportError(error, 'network')
-      ? new TransportError('outcome-unknown', `${what}: ${error.message}`, {cause: error})
-      : error
+    if (requestId === undefined || !isTransportError(error, 'network')) return error
+    // A connection never opened sent nothing: safe to send again. Any other failure may have let it run.
+    const code = neverConnected(error) ? 'not-sent' : 'outcome-unknown'
+    return new TransportError(code, `${what}: ${error.message}`, {cause: error})
   }
   const sentSession = session.id
   let response: Response
@@ -96,16 +103,29 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   } catch (error) {
     throw fail(error)
   }
-  // [spec transports, session management] 404 to a request carrying the session ID: the session has expired.
-  // The request is never sent again, in any path.
-  if (response.status === 404 && sentSession !== undefined) {
+  const contentType = response.headers.get('content-type')
+  const answer = classifyPostAnswer({
+    status: response.status,
+    body: response.body === null ? 'other' : isEventStream(contentType) ? 'event-stream' : isJson(contentType) ? 'json' : 'other',
+    sentSession: sentSession !== undefined,
+    request: requestId !== undefined,
+  })
+  if (answer === 'session-expired') {
+    // The request is never sent again, in any path.
     discard(response)
     const error = new TransportError('session-expired', `Session ${sentSession} has expired (HTTP 404); ${method ?? 'the message'} was not sent again`, {status: 404})
     fail(error)
     await host.expireSession(error)
     throw error
   }
-  if (!response.ok) throw fail(await httpError(host.http, response, `POST ${method ?? 'response'}`))
+  if (answer === 'refused') throw fail(await httpError(host.http, response, `POST ${method ?? 'response'}`))
+  if (answer === 'outcome-unknown') {
+    discard(response)
+    const why = response.ok ? `answered ${response.status} with ${contentType === null ? 'no content type' : `content type ${JSON.stringify(contentType)}`}` : `failed with HTTP ${response.status}`
+    throw fail(new TransportError('outcome-unknown', `${what} ${why}: it may have run, and was not sent again`, {status: response.status}))
+  }
+  // The server answered a request: the way to it is open again.
+  host.reachable()
   if (method === 'initialize' && requestId !== undefined) {
     try {
       session.offer(requestId, response.headers.get('mcp-session-id'))
@@ -114,33 +134,29 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
       throw fail(error)
     }
   }
-  if (stream === undefined || requestId === undefined) {
-    // [spec transports, sending messages] notifications and responses are answered 202 with no body.
+  if (answer === 'accepted' || stream === undefined || requestId === undefined) {
     discard(response)
     if (answers !== undefined) inbox.answerSent(answers)
     if (method === 'notifications/initialized') host.initialized()
     return
   }
-  const contentType = response.headers.get('content-type')
-  if (isEventStream(contentType) && response.body !== null) {
-    host.follow(stream, response.body)
+  if (answer === 'event-stream') {
+    host.follow(stream, response.body!)
     return
-  }
-  if (!isJson(contentType)) {
-    discard(response)
-    throw fail(new TransportError('protocol', `POST ${method} answered with content type ${JSON.stringify(contentType)}`))
   }
   let messages: JSONRPCMessage[]
   try {
     messages = parseMessages(await response.text(), [], host.http.redact)
   } catch (error) {
-    throw fail(isTransportError(error) ? error : new TransportError('network', 'Reading the response failed', {cause: error}))
+    // The server took the request: whatever went wrong with its answer, it may have run.
+    const cause = error instanceof Error ? error : undefined
+    throw fail(new TransportError('outcome-unknown', `The answer to ${what} could not be read: ${cause?.message ?? String(error)}`, {cause}))
   }
   host.streams.remove(stream, false)
   await host.deliver(messages)
   // Built only when needed: an error's stack trace costs more than the rest of a request's own work.
   if (inbox.isPending(requestId)) {
-    inbox.settle(requestId, new TransportError('protocol', `The JSON answer to ${what} did not contain its response`))
+    inbox.settle(requestId, new TransportError('outcome-unknown', `The JSON answer to ${what} did not contain its response`))
   }
 }
 

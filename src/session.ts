@@ -28,6 +28,7 @@ export class Session {
   #reservation: Promise<void> = Promise.resolve()
   /** The session ID offered with the initialize response, taken once that response proves a success. */
   #offered: {requestId: JsonRpcId; sessionId: string} | undefined
+  #expired: string | undefined
 
   constructor(records: SessionRecords) {
     this.#records = records
@@ -43,6 +44,14 @@ export class Session {
 
   get initializeResult(): JsonValue | undefined {
     return this.#initializeResult
+  }
+
+  /**
+   * The session that expired under the Client, until it initializes again: the Client still believes in it, so
+   * its requests fail `session-expired` rather than reach the server without a session.
+   */
+  get expired(): string | undefined {
+    return this.#expired
   }
 
   /** [spec 2026-07-28] no sessions, GET streams or event IDs in this era. */
@@ -78,6 +87,7 @@ export class Session {
   /** `initialize` is being sent: a new session and era will be negotiated. */
   initializing(): void {
     this.#stateless = false
+    this.#expired = undefined
   }
 
   /**
@@ -134,6 +144,12 @@ export class Session {
   keep(key: string, message: JSONRPCMessage | undefined): Promise<void> {
     if (this.#id === undefined) return Promise.resolve()
     return this.#records.saveServerRequest(this.#id, key, message as JsonValue | undefined)
+  }
+
+  /** [spec transports, session management] The server forgot the session: end it, and remember it did. */
+  expire(): Promise<void> {
+    this.#expired = this.#id
+    return this.end()
   }
 
   /** Forgets the session; the returned promise resolves when its records are gone from the store too. */

@@ -1,5 +1,6 @@
 import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage, MessageExtraInfo} from '@modelcontextprotocol/sdk/types.js'
+import {classifyDeleteAnswer} from './decision.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type TransportEvent, type TransportMetrics} from './events.ts'
 import {discard, exchange, httpError, type HttpClient} from './http.ts'
@@ -72,6 +73,7 @@ export class ResumableHTTPClientTransport implements Transport {
       follow: (stream, body) => this.#track(this.#lifecycle.follow(stream, body)),
       expireSession: (error) => this.#expireSession(error, false),
       initialized: () => this.#openStandalone('open', undefined),
+      reachable: () => this.#lifecycle.wakeStandalone(),
       deliver: (messages) => deliverAll(reader, messages, undefined, false),
     }
   }
@@ -144,8 +146,7 @@ export class ResumableHTTPClientTransport implements Transport {
     const sessionId = this.#session.id
     if (sessionId === undefined) return
     const response = await exchange(this.#http, {method: 'DELETE', sessionId, protocolVersion: this.#session.protocolVersion, signal: lifetime.signal})
-    // [spec transports, session management] a server MAY answer 405: it does not let clients end sessions.
-    if (!response.ok && response.status !== 404 && response.status !== 405) throw await httpError(this.#http, response, 'DELETE')
+    if (classifyDeleteAnswer(response.status) === 'refused') throw await httpError(this.#http, response, 'DELETE')
     discard(response)
     await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
     this.#emit({type: 'session-terminated', sessionId, status: response.status})
@@ -230,7 +231,7 @@ export class ResumableHTTPClientTransport implements Transport {
   async #expireSession(error: TransportError, background: boolean): Promise<void> {
     const sessionId = this.#session.id
     if (sessionId === undefined) return
-    const {settled, cleared} = this.#endSession(error)
+    const {settled, cleared} = this.#endSession(error, true)
     this.#emit({type: 'session-expired', sessionId, settledRequests: settled})
     if (background) this.#report(error)
     await cleared
@@ -240,8 +241,8 @@ export class ResumableHTTPClientTransport implements Transport {
    * Drops the session and its streams, and settles what was pending with `error`, all at once (so nothing
    * observes a half-ended session); `cleared` resolves when its stored records are gone too.
    */
-  #endSession(error: TransportError): {settled: number; cleared: Promise<void>} {
-    const cleared = this.#session.end()
+  #endSession(error: TransportError, expired = false): {settled: number; cleared: Promise<void>} {
+    const cleared = expired ? this.#session.expire() : this.#session.end()
     this.#inbox.forgetServerRequests()
     this.#streams.abortAll(error)
     return {settled: this.#inbox.settleAll(error), cleared}

@@ -1,4 +1,4 @@
-import {firstBackoff, retryWithBackoff, sleep} from '../backoff.ts'
+import {firstBackoff, retryAfterMs, retryWithBackoff, sleep} from '../backoff.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from '../decision.ts'
 import {isTransportError, TransportError} from '../errors.ts'
 import type {TransportEvent, TransportMetrics} from '../events.ts'
@@ -27,14 +27,19 @@ import type {Connection, Stream} from './stream.ts'
  *   │   CONNECTING: GET, its answer classified (classifyStreamAnswer)
  *   └───── open
  *          ├── cursor-refused ──► DECIDING at once, without that cursor
- *          ├── transient (408, 409, 429, 5xx, network failure) ──► FAILED ATTEMPT
+ *          ├── transient (408, 425, 429, 5xx, network failure; Retry-After honoured) ──► FAILED ATTEMPT
  *          ├── session-expired ──► ENDED: the session ends, and every stream with it
  *          ├── not-offered, ended-by-server ──► ENDED (its request settled outcome-unknown)
- *          └── refused (any other status) ──► ENDED given-up
- *   FAILED ATTEMPT ── attempts left ──► WAITING (the backoff grows); none left ──► ENDED given-up
+ *          └── unauthorized, refused (any other status) ──► ENDED given-up
+ *   FAILED ATTEMPT ── attempts and maxOutageMs left ──► WAITING (the backoff grows); none left ──► ENDED given-up
+ *   ENDED given-up, for the standalone stream ──► DEGRADED: one attempt every maxDelayMs, or at once when a
+ *          request succeeds, until a connection opens (stream-recovered) ──► READING
  *
  * An abort (close, cancellation, the session ending) stops it at any step, silently: whoever aborted accounts for it.
  */
+
+/** The longest `Retry-After` obeyed: a server must not be able to park a stream for ever. */
+const maxRetryAfterMs = 120_000
 
 /** How a stream that has no connection yet starts. */
 export type Opening =
@@ -80,6 +85,8 @@ export interface LifecycleHost {
 
 export class StreamLifecycle {
   readonly #host: LifecycleHost
+  /** Wakes the degraded standalone stream's wait. */
+  #wake: AbortController | undefined
 
   constructor(host: LifecycleHost) {
     this.#host = host
@@ -98,17 +105,61 @@ export class StreamLifecycle {
     return this.#run(stream, () => this.#series(stream, opening))
   }
 
+  /** The standalone stream waits for its next slow attempt: a request that succeeded wakes it at once. */
+  wakeStandalone(): void {
+    this.#wake?.abort()
+  }
+
   async #run(stream: Stream, first: () => Promise<Ending | 'broke'>): Promise<void> {
     try {
-      let step = await first()
-      // A connection that made progress and broke starts a fresh series: the attempt count is reset.
-      while (step === 'broke') step = await this.#series(stream, 'resume')
+      let step = await this.#settled(stream, first)
+      for (;;) {
+        // A connection that made progress and broke starts a fresh series: the attempt count is reset.
+        if (step === 'broke') step = await this.#settled(stream, () => this.#series(stream, 'resume'))
+        // [docs/failures.md] the standalone stream is never abandoned while its session lives.
+        else if (step.reason === 'given-up' && stream.kind === 'standalone') step = await this.#degraded(stream, step.error)
+        else break
+      }
       this.#end(stream, step)
-    } catch (error) {
+    } catch {
       // Closed, cancelled or expired: already accounted for by whoever aborted it.
-      if (!stream.controller.signal.aborted) this.#end(stream, this.#givenUp(stream, error))
     } finally {
       this.#host.removeStream(stream)
+    }
+  }
+
+  /** How `run` went: a failure that ran out of attempts is the stream given up; an abort is thrown on. */
+  async #settled(stream: Stream, run: () => Promise<Ending | 'broke'>): Promise<Ending | 'broke'> {
+    try {
+      return await run()
+    } catch (error) {
+      stream.controller.signal.throwIfAborted()
+      return this.#givenUp(stream, error)
+    }
+  }
+
+  /**
+   * DEGRADED: the standalone stream ran out of fast attempts. Said once (an event and `onerror`), then tried every
+   * `maxDelayMs`, or at once when a request succeeds, until a connection opens again.
+   */
+  async #degraded(stream: Stream, error: TransportError): Promise<Ending | 'broke'> {
+    const host = this.#host
+    const cause = error.cause ?? error
+    stream.degradedSince ??= Date.now()
+    host.emit({type: 'stream-degraded', stream: stream.kind, error: cause instanceof Error ? cause : error})
+    host.report(cause)
+    for (;;) {
+      const wake = (this.#wake = new AbortController())
+      try {
+        await sleep(host.options.reconnect.maxDelayMs, AbortSignal.any([stream.controller.signal, wake.signal]))
+      } catch {
+        stream.controller.signal.throwIfAborted()
+      }
+      try {
+        return await this.#series(stream, 'reattach', 1)
+      } catch {
+        stream.controller.signal.throwIfAborted()
+      }
     }
   }
 
@@ -116,9 +167,9 @@ export class StreamLifecycle {
    * One series of attempts to reconnect `stream` (p-retry spaces failed attempts). Resolves 'broke' when a
    * connection made progress and broke, or how the stream ended; rejects when attempts run out.
    */
-  #series(stream: Stream, opening: Opening): Promise<Ending | 'broke'> {
+  #series(stream: Stream, opening: Opening, attempts?: number): Promise<Ending | 'broke'> {
     const {signal} = stream.controller
-    const policy = this.#host.options.reconnect
+    const policy = attempts === undefined ? this.#host.options.reconnect : {...this.#host.options.reconnect, maxAttempts: attempts}
     return retryWithBackoff(
       async (attempt) => {
         // [spec 2025-11-25 transports] the client MUST wait the stream's `retry` before reconnecting; without one,
@@ -127,6 +178,10 @@ export class StreamLifecycle {
           const wait = stream.retryMs ?? (attempt === 1 ? firstBackoff(policy) : 0)
           if (wait > 0) await sleep(wait, signal)
         }
+        // [RFC 9110 10.2.3] what the last answer's Retry-After asked for, beyond the backoff already waited.
+        const retryAfter = (stream.retryAfterUntil ?? 0) - Date.now()
+        stream.retryAfterUntil = undefined
+        if (retryAfter > 0) await sleep(retryAfter, signal)
         const plan = opening === 'open' && attempt === 1 ? {branch: 'open' as const, lastEventId: undefined} : this.#decide(stream)
         if ('reason' in plan) return plan
         const step = await this.#connect(stream, plan, attempt)
@@ -194,9 +249,19 @@ export class StreamLifecycle {
       sentCursor: lastEventId !== undefined,
     })
     const what = `GET ${stream.describe()}`
-    if (answer === 'open') return this.#read({stream, branch, resumed: lastEventId !== undefined}, response.body!)
-    if (answer === 'transient') throw await httpError(host.http, response, what)
-    if (answer === 'refused') return this.#givenUp(stream, await httpError(host.http, response, what))
+    if (answer === 'open') {
+      if (stream.degradedSince !== undefined) {
+        host.emit({type: 'stream-recovered', stream: kind, downMs: Date.now() - stream.degradedSince})
+        stream.degradedSince = undefined
+      }
+      return this.#read({stream, branch, resumed: lastEventId !== undefined}, response.body!)
+    }
+    if (answer === 'transient') {
+      const wait = retryAfterMs(response.headers.get('retry-after'), maxRetryAfterMs)
+      if (wait !== undefined) stream.retryAfterUntil = Date.now() + wait
+      throw await httpError(host.http, response, what)
+    }
+    if (answer === 'refused' || answer === 'unauthorized') return this.#givenUp(stream, await httpError(host.http, response, what))
     discard(response)
     switch (answer) {
       case 'session-expired':

@@ -40,6 +40,10 @@ export class Stream {
   answered = false
   /** Why the server last refused this stream's cursor, to say why its request was settled. */
   refusal: TransportError | undefined
+  /** Not before this `Date.now()`, as the last answer's `Retry-After` asked. */
+  retryAfterUntil: number | undefined
+  /** Since when the standalone stream has been out of fast attempts (docs/failures.md). */
+  degradedSince: number | undefined
   #lastEventId: string | undefined
   #cursorSession: string | undefined
   #refused = false

@@ -43,21 +43,21 @@ describe('bad data from the server', () => {
   it.each([
     ['JSON that is not JSON-RPC', () => HttpResponse.json({hello: 'world'})],
     ['a body that is not JSON', () => new HttpResponse('{oops', {headers: {'content-type': 'application/json'}})],
-  ])('a JSON answer with %s rejects the call with protocol', async (_what, reply) => {
+  ])('a JSON answer with %s rejects the call with outcome-unknown: the server took it, it may have run', async (_what, reply) => {
     useMock()
     const {client} = await connect()
     answerToolCalls(reply)
-    expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('protocol')
+    expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('outcome-unknown')
     await client.close()
   })
 
-  it('a JSON answer without the response of its request settles the call at once with protocol', async () => {
+  it('a JSON answer without the response of its request settles the call at once with outcome-unknown', async () => {
     useMock()
     const {client} = await connect()
     answerToolCalls((id) => HttpResponse.json(result(`not-${id}`)))
     const error = await failure(client.callTool({name: 'echo'}))
     expect(error).toBeInstanceOf(McpError)
-    expect(codeOf(error)).toBe('protocol')
+    expect(codeOf(error)).toBe('outcome-unknown')
     await client.close()
   })
 

@@ -72,12 +72,12 @@ describe('JSON responses', () => {
   it.each([
     ['text/html', '<html>proxy error</html>'],
     ['application/json-seq', '{}'],
-  ])('a request answered 200 with content type %s is rejected with protocol and not sent again', async (type, text) => {
+  ])('a request answered 200 with content type %s is rejected with outcome-unknown (the server took it) and not sent again', async (type, text) => {
     useMock()
     const {client} = await connect()
     const calls = answerToolCalls(() => new HttpResponse(text, {headers: {'content-type': type}}))
     const error = await failure(client.callTool({name: 'echo'}))
-    expect(codeOf(error)).toBe('protocol')
+    expect(codeOf(error)).toBe('outcome-unknown')
     await client.listTools()
     expect(calls).toHaveLength(1)
     await client.close()

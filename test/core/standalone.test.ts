@@ -138,39 +138,58 @@ describe('the standalone GET stream', () => {
     await client.close()
   })
 
-  it('keeps retrying with capped backoff, gives up only after maxAttempts failures in a row, then onerror once', async () => {
+  it('keeps retrying with capped backoff; after maxAttempts failures in a row it degrades, says so once, and goes on until the server answers', async () => {
     useMock()
     const progress = (): Response => sse([frame(undefined, listChanged)])
-    // 2 failures, progress (the count starts again), 3 failures: given up.
-    const script = [progress, status(503), status(503), progress, status(503), status(503), status(503)]
+    // 2 failures, progress (the count starts again), 3 failures: degraded; 2 more slow failures, then it recovers.
+    const script = [progress, status(503), status(503), progress, status(503), status(503), status(503), status(503), status(503)]
     const gets = scriptGets(script)
     const {client, events, errors} = await connectFaked({reconnect: {maxAttempts: 3, minDelayMs: 100, maxDelayMs: 300, factor: 10}}, gets)
     // Uncapped, the second backoff of each series alone would be 1000 ms or more.
     await vi.advanceTimersByTimeAsync(2000)
-    expect(gets).toHaveLength(script.length)
+    expect(eventsOf(events, 'stream-degraded')).toMatchObject([{stream: 'standalone'}])
     await vi.advanceTimersByTimeAsync(60_000)
 
-    expect(gets).toHaveLength(script.length)
+    // Held open once the server answered: no further GET, however long.
+    expect(gets).toHaveLength(script.length + 1)
     expect(errors).toHaveLength(1)
     expect(isTransportError(errors[0], 'http') && errors[0].status).toBe(503)
-    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'given-up'}])
+    expect(eventsOf(events, 'stream-recovered')).toMatchObject([{stream: 'standalone'}])
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toEqual([])
     await client.close()
   })
 
-  it("reconnectionOptions keep the SDK's meaning: maxRetries failures in a row give up, delays capped by maxReconnectionDelay", async () => {
+  it('once degraded, tries at once when a request succeeds rather than waiting its slow cadence out', async () => {
+    const mock = useMock()
+    const script = [() => sse([frame(undefined, listChanged)]), status(503), status(503)]
+    const gets = scriptGets(script)
+    const {client, events} = await connectFaked({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 600_000}}, gets)
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
+    expect(gets).toHaveLength(3)
+
+    await client.listTools()
+    await realTurns(() => eventsOf(events, 'stream-recovered').length === 1)
+    expect(gets).toHaveLength(4)
+    expect(mock.requests('POST', 'tools/list')).toHaveLength(1)
+    await client.close()
+  })
+
+  it("reconnectionOptions keep the SDK's meaning: maxRetries failures in a row degrade the stream, delays capped by maxReconnectionDelay", async () => {
     useMock()
     const script = [() => sse([frame(undefined, listChanged)]), status(503), status(503), status(503)]
     const gets = scriptGets(script)
     const reconnectionOptions = {maxRetries: 2, initialReconnectionDelay: 100, maxReconnectionDelay: 300, reconnectionDelayGrowFactor: 10}
     const {client, events, errors} = await connectFaked({reconnect: undefined, reconnectionOptions}, gets)
-    // Uncapped, the second backoff alone would be 1000 ms or more.
-    await vi.advanceTimersByTimeAsync(700)
+    // Uncapped, the second backoff alone would be 1000 ms or more; the first slow attempt comes 300 ms later.
+    await vi.advanceTimersByTimeAsync(500)
     expect(gets).toHaveLength(3)
+    expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(60_000)
 
-    expect(gets).toHaveLength(3)
+    expect(gets).toHaveLength(5)
     expect(errors).toHaveLength(1)
-    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'given-up'}])
+    expect(eventsOf(events, 'stream-recovered')).toHaveLength(1)
     await client.close()
   })
 

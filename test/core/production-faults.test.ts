@@ -1,0 +1,90 @@
+/**
+ * How the transport meets servers that fail the way real ones do (docs/failures.md): transient answers keep the
+ * cursor and honour Retry-After, the standalone stream is never abandoned, and every failed call says whether it
+ * may have run.
+ */
+import {HttpResponse} from 'msw'
+import {describe, expect, it} from 'vitest'
+import {MemoryStore} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, until, useMock} from '../fixtures/harness.ts'
+import {answerToolCalls, codeOf, failure} from '../fixtures/wire.ts'
+
+const withProgress = {onprogress: () => {}}
+
+describe('a resume answered "not now"', () => {
+  it('keeps its cursor through 503 and 429, waits what Retry-After asks, and the call completes once', async () => {
+    const mock = useMock()
+    const resumes: {lastEventId: string | undefined; at: number}[] = []
+    interceptGets(mock, (get) => {
+      if (get.lastEventId === undefined) return undefined
+      resumes.push({lastEventId: get.lastEventId, at: Date.now()})
+      if (resumes.length === 1) return new Response(null, {status: 503, headers: {'retry-after': '1'}})
+      if (resumes.length === 2) return new Response(null, {status: 429, headers: {'retry-after': '0'}})
+      return undefined
+    })
+    const {client, events} = await connect()
+    mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
+    const result = await client.callTool({name: 'slow', arguments: {steps: 4}}, undefined, withProgress)
+
+    expect(result.content).toEqual([{type: 'text', text: 'done after 4 steps'}])
+    expect(resumes).toHaveLength(3)
+    expect(new Set(resumes.map((resume) => resume.lastEventId)).size).toBe(1)
+    expect(resumes[1]!.at - resumes[0]!.at).toBeGreaterThanOrEqual(950)
+    expect(eventsOf(events, 'cursor-rejected')).toEqual([])
+    expect(mock.executions).toEqual({slow: 1})
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    await client.close()
+  })
+})
+
+describe('the standalone stream', () => {
+  it('is not abandoned after a 401: it degrades, then re-attaches when the server lets it', async () => {
+    const mock = useMock()
+    const gets = interceptGets(mock, (_get, index) => (index === 0 ? new Response(null, {status: 401}) : undefined))
+    const {client, events, errors} = await connect()
+    await until(() => eventsOf(events, 'stream-recovered').length === 1)
+
+    expect(gets.length).toBeGreaterThanOrEqual(2)
+    expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
+    expect(errors).toHaveLength(1)
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toEqual([])
+    await client.close()
+  })
+})
+
+describe('what a failed call says', () => {
+  it.each([
+    ['202 and no body', () => new HttpResponse(null, {status: 202})],
+    ['200 and an empty body', () => new HttpResponse('', {status: 200})],
+    ['502 from a gateway', () => new HttpResponse('bad gateway', {status: 502})],
+  ])('outcome-unknown when the server took the request and answered %s: it may have run, and is not sent again', async (_what, reply) => {
+    useMock()
+    const {client} = await connect()
+    const calls = answerToolCalls(reply)
+    expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('outcome-unknown')
+    await client.listTools()
+    expect(calls).toHaveLength(1)
+    await client.close()
+  })
+
+  it('session-expired, without a request sent, when the stored session died with the server: the app re-initializes', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const before = await connect({store})
+    await before.client.close()
+    mock.faults.expireSession('session-1')
+
+    const after = await connect({store})
+    await until(() => eventsOf(after.events, 'session-expired').length === 1)
+    expect(codeOf(await failure(after.client.callTool({name: 'echo', arguments: {text: 'x'}})))).toBe('session-expired')
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(0)
+
+    // The recipe: connect again, which initializes a new session.
+    await after.client.close()
+    await after.client.connect(after.transport)
+    await after.client.callTool({name: 'echo', arguments: {text: 'x'}})
+    expect(after.transport.sessionId).not.toBe('session-1')
+    expect(mock.requests('POST', 'initialize')).toHaveLength(2)
+    await after.client.close()
+  })
+})
