@@ -93,7 +93,8 @@ function contextFor(environment: CallEnvironment, progressToken: unknown): ToolC
     const id = `srv-${++session.nextServerRequest}`
     const message = {jsonrpc: '2.0', id, method, params}
     return new Promise<JsonObject>((resolve) => {
-      // [design note] pending server requests live on the session, whichever stream carried them.
+      // Pending server requests live on the session, whichever stream carried them
+      // (docs/design.md#what-a-server-must-do).
       session.pending.set(id, {message, streamId: environment.streamId, resolve})
       send(message)
     })

@@ -1,7 +1,7 @@
 /**
  * What the reference server lets a test see: every request with both resumption headers, and read-only
- * snapshots of its sessions and streams. The design note asks servers to log both headers on every reconnect
- * and to count replayed events and re-emitted requests apart, since they should move independently.
+ * snapshots of its sessions and streams. A server should log both headers on every reconnect and count replayed
+ * events and re-emitted requests apart, since they should move independently (docs/design.md#what-a-server-must-do).
  */
 import type {Incoming, JsonObject, RequestId} from './protocol.ts'
 import type {EventStream, Session} from './session.ts'

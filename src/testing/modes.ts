@@ -1,6 +1,6 @@
 /**
- * How a reconnect is served: the boundary of the design note, and the two ways of breaking it that the note
- * saw in the field. Everything else in the server is the same in every mode.
+ * How a reconnect is served: the boundary of docs/design.md#what-a-server-must-do, and the two ways of breaking it
+ * seen in the field (docs/design.md#two-failures). Everything else in the server is the same in every mode.
  */
 import type {EventStream, Session, StoredEvent} from './session.ts'
 
@@ -42,7 +42,8 @@ export function nextEventId(mode: ServerMode, stream: EventStream): string {
 export function findResumption(mode: ServerMode, session: Session, lastEventId: string, global: readonly StoredEvent[]): Resumption | undefined {
   switch (mode) {
     case 'correct': {
-      // [design note] looked up in this session only, in the stream that emitted it; replay is of that stream alone.
+      // Looked up in this session only, in the stream that emitted it; replay is of that stream alone
+      // (docs/design.md#what-a-server-must-do).
       const event = session.log.find((candidate) => candidate.id === lastEventId)
       // A stream that expired takes its events with it, while its session goes on.
       if (event === undefined || session.streams.get(event.stream.id) !== event.stream) return undefined
@@ -63,7 +64,7 @@ export function findResumption(mode: ServerMode, session: Session, lastEventId: 
 
 /** Whether a stream attached without `Last-Event-ID` gets the session's pending server requests. */
 export function reemitsOnAttach(mode: ServerMode): boolean {
-  // [design note] the faulty server saw a session "caught up" at its cursor and re-emitted nothing.
+  // The faulty server saw a session "caught up" at its cursor and re-emitted nothing (docs/design.md#two-failures).
   return mode !== 'cursor-per-session'
 }
 

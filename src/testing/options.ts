@@ -73,8 +73,8 @@ export interface ReferenceServerOptions {
    */
   pendingOnAttach?: 're-emit' | 'cancel' | undefined
   /**
-   * How reconnects are served: the design note's boundary, or one of its two faulty modes. Switchable at run
-   * time through `server.mode`.
+   * How reconnects are served: the boundary of docs/design.md#what-a-server-must-do, or one of two faulty modes.
+   * Switchable at run time through `server.mode`.
    * @defaultValue 'correct'
    */
   mode?: ServerMode | undefined

@@ -37,9 +37,9 @@ export interface Refusal {
 }
 
 /**
- * Every refusal of the reference server. `resumptionRefused` is the one the design note asks for: distinct
- * from a missing session (400), an expired one (404) and a stream already connected (409), so that a client
- * can tell "this cursor is not yours" from everything else.
+ * Every refusal of the reference server. `resumptionRefused` is the one a server must have
+ * (docs/design.md#what-a-server-must-do): distinct from a missing session (400), an expired one (404) and a stream
+ * already connected (409), so that a client can tell "this cursor is not yours" from everything else.
  */
 export const refusals = {
   /** [spec transports, session management] a session that does not exist, or no longer does. */
@@ -53,8 +53,8 @@ export const refusals = {
   /** [spec 2025-03-26 transports] a batch is allowed only in 2025-03-26. */
   batchNotSupported: {status: 400, code: -32600, message: 'Invalid Request: batches are not supported in this protocol version'},
   /**
-   * [design note] a `Last-Event-ID` that is not a position in a stream of the session named by
-   * `Mcp-Session-Id`, or that comes without a session: refused, never served from a global log.
+   * A `Last-Event-ID` that is not a position in a stream of the session named by `Mcp-Session-Id`, or that comes
+   * without a session: refused, never served from a global log (docs/design.md#what-a-server-must-do).
    */
   resumptionRefused: {status: 422, code: -32010, message: 'Resumption refused: Last-Event-ID does not belong to this session'},
   /** [spec transports, listening for messages] no standalone GET stream is offered. */

@@ -1,7 +1,7 @@
 /**
  * The reference MCP Streamable HTTP server: a Web-standard `(Request) => Promise<Response>` handler for
- * 2025-03-26, 2025-06-18 and 2025-11-25 that keeps the design note's boundary between stream and session
- * resumption, counts what it does, and fails on command.
+ * 2025-03-26, 2025-06-18 and 2025-11-25 that keeps the boundary between stream and session resumption
+ * (docs/design.md#what-a-server-must-do), counts what it does, and fails on command.
  */
 import {execute} from './calls.ts'
 import {capabilitiesOf} from './catalog.ts'
@@ -159,7 +159,7 @@ export class ReferenceServer {
     }
     // [spec transports, listening for messages] a server that offers no GET stream MUST answer 405.
     if (method === 'GET' && !this.#options.standalone) return refuse(refusals.methodNotAllowed)
-    // [design note] an event ID without a session is meaningless: refused, never looked up.
+    // An event ID without a session is meaningless: refused, never looked up (docs/design.md#what-a-server-must-do).
     if (lastEventId !== undefined && sessionId === undefined) {
       this.counters.refusedResumptions++
       return refuse(refusals.resumptionRefused, 'no Mcp-Session-Id')
@@ -266,7 +266,10 @@ export class ReferenceServer {
     return resumption.stream.open(resumption.replay, this.#take.cut('GET'))
   }
 
-  /** [design note] on any new stream attached without `Last-Event-ID`: every pending request again, or cancelled. */
+  /**
+   * On any new stream attached without `Last-Event-ID`: every pending request again, or cancelled
+   * (docs/design.md#what-a-server-must-do).
+   */
   #attachPending(session: Session, stream: EventStream): void {
     if (!reemitsOnAttach(this.#mode)) return
     for (const [id, pending] of session.pending) {

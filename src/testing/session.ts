@@ -1,7 +1,7 @@
 /**
- * The server side of the design note: per-session state (identity, version, pending server-to-client
- * requests) kept apart from per-stream event buffers. A session outlives its streams; a stream may die and
- * its session go on.
+ * The server side of the boundary (docs/design.md#what-a-server-must-do): per-session state (identity, version,
+ * pending server-to-client requests) kept apart from per-stream event buffers. A session outlives its streams; a
+ * stream may die and its session go on.
  */
 import {Connection, type ByteCut, type Cut, type WireEvent} from './connection.ts'
 import {sseHeaders, type JsonObject, type RequestId} from './protocol.ts'
@@ -82,7 +82,10 @@ export class Session {
   readonly streams = new Map<string, EventStream>()
   /** Every event of the session in the order emitted, each tagged with its stream. */
   readonly log: StoredEvent[] = []
-  /** [design note] pending server-to-client requests live on the session, not on the stream that carried them. */
+  /**
+   * Pending server-to-client requests live on the session, not on the stream that carried them
+   * (docs/design.md#what-a-server-must-do).
+   */
   readonly pending = new Map<RequestId, PendingRequest>()
   /** Per-session counter: event IDs and server request IDs are unique within the session. */
   nextEvent = 0

@@ -1,6 +1,6 @@
 /**
- * The reference server's modes, over both adapters: the design note's boundary, and the two faulty servers it
- * describes, so that a client can be shown failing against them.
+ * The reference server's modes, over both adapters: the boundary (docs/design.md#what-a-server-must-do), and the
+ * two faulty servers of docs/design.md#two-failures, so that a client can be shown failing against them.
  */
 import {describe, expect, it} from 'vitest'
 import {backends, messagesOf, rawClient, readEvents, serve} from '../fixtures/kit.ts'

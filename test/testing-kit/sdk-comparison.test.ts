@@ -50,7 +50,7 @@ const errorsMatching = (process: Process, pattern: RegExp): number => process.er
 
 /**
  * Process A calls `ask` (two sampling requests) and dies without answering; process B takes over.
- * `received` is the design note's failure 1: the requests reached A, and B re-attaches with the session ID
+ * `received` is failure 1 of docs/design.md#two-failures: the requests reached A, and B re-attaches with the session ID
  * alone (the event IDs are lost). `in-flight`: A's stream was closed after its priming event (`retry`
  * 150 ms), so the requests never reached it, and B restarts the way each transport offers: the SDK's with
  * the session ID, ours on A's store.
@@ -107,9 +107,9 @@ async function resumeWhileAnotherCallRan(kind: Kind, mode: ServerMode) {
 }
 
 /**
- * Design note, failure 2: the call's stream closes after its priming event (`retry` 100 ms) and the server
- * garbage-collects the session before the client resumes. The app then starts over on a new transport and
- * Client: the SDK's resumes its call with its last resumption token, the way the SDK documents; ours
+ * Failure 2 of docs/design.md#two-failures: the call's stream closes after its priming event (`retry` 100 ms) and
+ * the server garbage-collects the session before the client resumes. The app then starts over on a new transport
+ * and Client: the SDK's resumes its call with its last resumption token, the way the SDK documents; ours
  * (on the first one's store) has nothing to resume: a cursor never outlives its session.
  */
 async function eventIdOutlivesSession(kind: Kind, mode: ServerMode) {
@@ -152,7 +152,7 @@ async function eventIdOutlivesSession(kind: Kind, mode: ServerMode) {
   }
 }
 
-describe('design note, failure 1: a restart without the event ID', () => {
+describe('failure 1: a restart without the event ID', () => {
   it('correct server: the SDK re-attaches with no GET, 0 of 2 sampling requests handled, the tool hangs; ours handles both once and the tool completes', async () => {
     const lost = {samplingHandledByA: 2, stillPending: 2, toolCompleted: false, executions: 1}
     expect(await restart('sdk', 'correct', 'received')).toEqual({...lost, getsAfterRestart: 0, samplingHandledByB: 0})
@@ -190,7 +190,7 @@ describe('a stream resumed while another call ran', () => {
   })
 })
 
-describe('design note, failure 2: an event ID that outlived its session', () => {
+describe('failure 2: an event ID that outlived its session', () => {
   const ours = {
     callFailedWith: 'session-expired',
     failedAt: 'once the 404 came',

@@ -1,6 +1,7 @@
 /**
  * The reference server of `mcp-resumable-http/testing`, spoken to by hand over both adapters (msw and real
- * sockets): sessions, versions, streams, the resumption boundary of the design note, tools, instrumentation.
+ * sockets): sessions, versions, streams, the resumption boundary (docs/design.md#what-a-server-must-do), tools,
+ * instrumentation.
  */
 import {describe, expect, it} from 'vitest'
 import {createReferenceServer, refusals} from '../../src/testing/index.ts'
@@ -140,7 +141,7 @@ describe.each(backends)('reference server over %s', (backend) => {
     })
   })
 
-  describe('the resumption boundary (design note)', () => {
+  describe('the resumption boundary', () => {
     it('a Last-Event-ID replays the stream that emitted it, and only that one', async () => {
       const served = await serve(backend)
       const client = await rawClient(served)
