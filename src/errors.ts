@@ -14,11 +14,13 @@
  * - `http`: the server answered with a status that says it did not act on the request (see `status`).
  * - `network`: a connection failed (see `cause`); for a request, reported as `outcome-unknown` or `not-sent`.
  * - `protocol`: the server sent something that is not valid Streamable HTTP or JSON-RPC.
+ * - `store`: the store failed (reported once through `onerror`, then as `store-error` events): the transport goes
+ *   on, but what it could not store will not survive a restart.
  * - `aborted`: the transport was closed while the operation was under way.
  */
 export type TransportErrorCode = (typeof transportErrorCodes)[number]
 
-const transportErrorCodes = ['session-expired', 'outcome-unknown', 'not-sent', 'resumption-rejected', 'http', 'network', 'protocol', 'aborted'] as const
+const transportErrorCodes = ['session-expired', 'outcome-unknown', 'not-sent', 'resumption-rejected', 'http', 'network', 'protocol', 'store', 'aborted'] as const
 
 export interface TransportErrorOptions {
   /** The HTTP status that caused the error, when there was one. */

@@ -2,6 +2,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import type {ReconnectBranch} from './decision.ts'
 import type {TransportErrorCode} from './errors.ts'
 import type {JsonRpcId} from './jsonrpc.ts'
+import type {CallRecord} from './persistence/records.ts'
 
 /** The standalone GET stream, or the response stream of one request. */
 export type StreamKind = 'standalone' | 'request'
@@ -47,11 +48,16 @@ export type TransportEvent =
   | {type: 'request-restored'; requestId: JsonRpcId}
   /**
    * A response to no pending request of this transport, not delivered: typically the answer to a request
-   * of a previous process, replayed on the stream it left. `message` lets the app use it all the same.
+   * of a previous process, replayed on the stream it left. `message` lets the app use it all the same; `call` says
+   * which request it answers, as the app sent it (method, tool name, the app's own request ID), when the stream
+   * that brought it was that request's. `id` is the request's ID on the wire.
    */
-  | {type: 'unmatched-response'; id: JsonRpcId; message: JSONRPCMessage}
-  /** A notification on a stream a previous process left: meant for that process's Client, not delivered. */
-  | {type: 'orphaned-notification'; method: string | undefined}
+  | {type: 'unmatched-response'; id: JsonRpcId; message: JSONRPCMessage; call?: CallRecord | undefined}
+  /**
+   * A notification (progress, a log) on a stream a previous process left: meant for that process's Client, not
+   * delivered; `call` is the request the stream answers.
+   */
+  | {type: 'orphaned-notification'; method: string | undefined; message: JSONRPCMessage; call?: CallRecord | undefined}
   | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}
   | {type: 'store-error'; key: string; error: unknown}
 

@@ -2,6 +2,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {RecentMap} from './recent-map.ts'
 import type {TransportError} from './errors.ts'
 import type {TransportEvent, TransportMetrics} from './events.ts'
+import type {CallRecord} from './persistence/records.ts'
 import {isJsonRpcId, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from './jsonrpc.ts'
 
 /** At least how many settled request IDs and server requests are remembered to recognise duplicates. */
@@ -176,9 +177,10 @@ export class Inbox {
   /**
    * Delivers `message` unless it was delivered already, with the Client's request ID in place of the wire's.
    * `reemitted` marks a stream attached without `Last-Event-ID`, where the server re-emits its pending
-   * requests. Returns the wire ID of the request this message answered, if it answered one.
+   * requests; `origin` is the call a previous process's stream answers. Returns the wire ID of the request this
+   * message answered, if it answered one.
    */
-  receive(message: JSONRPCMessage, reemitted: boolean): number | undefined {
+  receive(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): number | undefined {
     const responseId = responseIdOf(message)
     if (responseId !== undefined) {
       const pending = typeof responseId === 'number' ? this.#pending.get(responseId) : undefined
@@ -186,7 +188,7 @@ export class Inbox {
         if (this.#settled.has(responseId)) this.#dropped('response', responseId)
         else {
           this.#hooks.metrics.unmatchedResponses++
-          this.#hooks.onEvent({type: 'unmatched-response', id: responseId, message})
+          this.#hooks.onEvent({type: 'unmatched-response', id: responseId, message, call: origin})
         }
         return undefined
       }

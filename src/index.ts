@@ -5,6 +5,7 @@ export type {FetchLike} from './http.ts'
 export type {ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
 export type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
+export type {CallRecord} from './persistence/records.ts'
 export type {JsonRpcId} from './jsonrpc.ts'
 export {
   classifyDeleteAnswer,

@@ -1,4 +1,4 @@
-import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import type {JSONRPCMessage, JSONRPCResultResponse} from '@modelcontextprotocol/sdk/types.js'
 import {classifyPostAnswer} from './decision.ts'
 import {isTransportError, neverConnected, TransportError} from './errors.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
@@ -40,6 +40,8 @@ export interface PostHost {
   initialized(): void
   /** A request was answered: a degraded standalone stream tries again at once. */
   reachable(): void
+  /** Hands a message the transport made itself to the Client, past the inbox. */
+  deliverLocally(message: JSONRPCMessage): void
   /** Hands a JSON answer's messages to the Client, in order. */
   deliver(messages: JSONRPCMessage[]): Promise<void>
 }
@@ -56,6 +58,14 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   if (clientId !== undefined && method !== 'initialize' && session.expired !== undefined) {
     throw new TransportError('session-expired', `Session ${session.expired} has expired; ${method ?? 'the request'} was not sent: initialize a new session`)
   }
+  // A stored session's handshake is answered from the store: the server knows this session already.
+  const replayed = method === 'initialize' ? session.takeReplay() : undefined
+  if (replayed !== undefined) {
+    await Promise.resolve()
+    host.deliverLocally({jsonrpc: '2.0', id: clientId!, result: replayed as JSONRPCResultResponse['result']})
+    return
+  }
+  if (method === 'notifications/initialized' && session.takeInitialized()) return
   // [spec transports, session management] initialize starts a new session and carries no session ID.
   if (method === 'initialize') {
     session.initializing()

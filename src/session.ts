@@ -29,6 +29,13 @@ export class Session {
   /** The session ID offered with the initialize response, taken once that response proves a success. */
   #offered: {requestId: JsonRpcId; sessionId: string} | undefined
   #expired: string | undefined
+  /**
+   * A stored session's answer to `initialize`, until the Client asks for it: it is given back from the store, so the
+   * Client knows the server's capabilities with no request sent (docs/design.md#session).
+   */
+  #replay: JsonValue | undefined
+  /** The replayed handshake's `notifications/initialized` is the server's already: not sent again. */
+  #initializedSent = false
 
   constructor(records: SessionRecords) {
     this.#records = records
@@ -36,6 +43,29 @@ export class Session {
 
   get id(): string | undefined {
     return this.#id
+  }
+
+  /**
+   * The session ID as the Client must see it: undefined while a stored session waits to give the Client its
+   * `initialize` answer (the Client then initializes, and is answered from the store), the ID otherwise.
+   */
+  get announcedId(): string | undefined {
+    return this.#replay === undefined ? this.#id : undefined
+  }
+
+  /** The stored answer to `initialize`, once: the Client's handshake is answered with it instead of the server. */
+  takeReplay(): JsonValue | undefined {
+    const result = this.#replay
+    this.#replay = undefined
+    this.#initializedSent = result !== undefined
+    return result
+  }
+
+  /** True, once, for the `notifications/initialized` that follows a replayed handshake. */
+  takeInitialized(): boolean {
+    const sent = this.#initializedSent
+    this.#initializedSent = false
+    return sent
   }
 
   get protocolVersion(): string | undefined {
@@ -75,6 +105,7 @@ export class Session {
       this.#protocolVersion = stored.protocolVersion
       this.#initializeResult = stored.initializeResult
       this.#nextWireId = this.#reservedWireIds = stored.requestIdsReserved
+      this.#replay = stored.initializeResult
     } else {
       // A session kept by the app: which request IDs it used is unknown, so start past any plausible one.
       this.#nextWireId = this.#reservedWireIds = Date.now() * 1000
@@ -154,6 +185,7 @@ export class Session {
 
   /** Forgets the session; the returned promise resolves when its records are gone from the store too. */
   end(): Promise<void> {
+    this.#replay = undefined
     this.#id = undefined
     this.#protocolVersion = undefined
     this.#initializeResult = undefined

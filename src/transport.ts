@@ -1,5 +1,6 @@
 import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
-import type {JSONRPCMessage, MessageExtraInfo} from '@modelcontextprotocol/sdk/types.js'
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {TransportCallbacks} from './callbacks.ts'
 import {classifyDeleteAnswer} from './decision.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type TransportEvent, type TransportMetrics} from './events.ts'
@@ -8,7 +9,7 @@ import {send, type PostHost} from './post.ts'
 import {Inbox, keyOfId} from './inbox.ts'
 import {requestIdOf, responseIdOf} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
-import {SessionRecords} from './persistence/records.ts'
+import {SessionRecords, type CallRecord} from './persistence/records.ts'
 import type {JsonValue} from './persistence/store.ts'
 import {Session} from './session.ts'
 import {StreamLifecycle, type LifecycleHost, type Opening} from './streams/lifecycle.ts'
@@ -21,13 +22,7 @@ import {requestKey, wireIdOfKey, type Stream, type StreamInit} from './streams/s
  * a lost stream is replaced by re-attaching the session, a 404 ends the session; a request is never sent twice.
  * A drop-in replacement for the SDK's `StreamableHTTPClientTransport` (docs/design.md).
  */
-export class ResumableHTTPClientTransport implements Transport {
-  onclose?: (() => void) | undefined
-  onerror?: ((error: Error) => void) | undefined
-  // The SDK's own signature, generic as it declares it.
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
-  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
-
+export class ResumableHTTPClientTransport extends TransportCallbacks implements Transport {
   readonly #options: ResolvedOptions
   readonly #http: HttpClient
   readonly #records: SessionRecords
@@ -46,16 +41,21 @@ export class ResumableHTTPClientTransport implements Transport {
   #lifetime: AbortController | undefined
 
   constructor(url: URL, options?: ResumableHTTPClientTransportOptions) {
+    super()
     this.#options = resolveOptions(url, options)
     this.#http = this.#options.http
     this.#sessionIdOption = this.#options.sessionId
-    this.#records = new SessionRecords(this.#options.store, this.#options.namespace, (error, key) =>
-      this.#emit({type: 'store-error', key, error}),
-    )
+    let storeFailed = false
+    this.#records = new SessionRecords(this.#options.store, this.#options.namespace, (error, key) => {
+      this.#emit({type: 'store-error', key, error})
+      // Persistence lost is said once where the app looks (onerror); every later failure is an event.
+      if (!storeFailed) this.report(new TransportError('store', `The store failed: ${asError(error).message}; going on without persistence for it`, {cause: error}))
+      storeFailed = true
+    })
     this.#session = new Session(this.#records)
     this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task))
     this.#inbox = new Inbox({
-      deliver: (message) => this.#deliver(message),
+      deliver: (message) => this.deliver(message),
       resendAnswer: (answer) => this.#track(this.#resend(answer)),
       onEvent: (event) => this.#emit(event),
       forgetKept: (key) => this.#track(this.#session.keep(key, undefined)),
@@ -75,12 +75,16 @@ export class ResumableHTTPClientTransport implements Transport {
       initialized: () => this.#openStandalone('open', undefined),
       reachable: () => this.#lifecycle.wakeStandalone(),
       deliver: (messages) => deliverAll(reader, messages, undefined, false),
+      deliverLocally: (message) => this.deliver(message),
     }
   }
 
-  /** The session ID, once the server assigned one (or the one attached to); undefined without a session. */
+  /**
+   * The session ID, once the server assigned one (or the one attached to); undefined without a session. A session
+   * restored from the store shows it once the Client's `initialize` was answered from the store.
+   */
   get sessionId(): string | undefined {
-    return this.#session.id
+    return this.#session.announcedId
   }
 
   /** The negotiated protocol version, sent as `MCP-Protocol-Version`. */
@@ -103,6 +107,7 @@ export class ResumableHTTPClientTransport implements Transport {
 
   async start(): Promise<void> {
     if (this.#lifetime !== undefined) throw new Error('ResumableHTTPClientTransport already started')
+    this.clientConnecting()
     const lifetime = (this.#lifetime = new AbortController())
     const requested = this.#sessionIdOption
     this.#sessionIdOption = undefined
@@ -153,14 +158,15 @@ export class ResumableHTTPClientTransport implements Transport {
   }
 
   /**
-   * Stops every stream and timer and waits for them, then detaches `onmessage`, `onerror` and `onclose`
-   * (after calling `onclose`), so the transport can be connected again. The session is kept (in the store
-   * too) so that a later transport can resume it, unless `terminateOnClose` is set.
+   * Stops every stream and timer and waits for them, then calls `onclose` and drops the callbacks a Client's
+   * `connect` wrapped around the app's own (which stay), so the transport can be connected again. The session is
+   * kept (in the store too) so that a later transport can resume it, unless `terminateOnClose` is set; a Client
+   * connected again is answered its `initialize` from the store.
    */
   async close(): Promise<void> {
     const lifetime = this.#lifetime
     if (lifetime === undefined) return
-    if (this.#options.terminateOnClose) await this.terminateSession().catch((error: unknown) => this.#report(error))
+    if (this.#options.terminateOnClose) await this.terminateSession().catch((error: unknown) => this.report(error))
     this.#lifetime = undefined
     const closed = new TransportError('aborted', 'The transport was closed')
     lifetime.abort(closed)
@@ -168,9 +174,9 @@ export class ResumableHTTPClientTransport implements Transport {
     await this.#records.settled()
     this.#inbox.settleAll(closed)
     const onclose = this.onclose
-    // [SDK interop] Client.connect chains the callbacks it finds on a transport: detached here, so that a
-    // Client connected again (after a session expired) does not receive every message twice.
-    this.onmessage = this.onerror = this.onclose = undefined
+    // [SDK interop] Client.connect chains the callbacks it finds on a transport: its wrappers go, so that a Client
+    // connected again (after a session expired) does not receive every message twice; the app's own stay.
+    this.clientDisconnected()
     onclose?.()
   }
 
@@ -183,9 +189,9 @@ export class ResumableHTTPClientTransport implements Transport {
       sessionId: () => this.#session.id,
       stateless: () => this.#session.stateless,
       keepServerRequest: (message) => (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
-      take: (message, reemitted) => this.#take(message, reemitted),
+      take: (message, reemitted, origin) => this.#take(message, reemitted, origin),
       emit: (event) => this.#emit(event),
-      report: (error) => this.#report(error),
+      report: (error) => this.report(error),
       track: (task) => this.#track(task),
     }
   }
@@ -208,7 +214,7 @@ export class ResumableHTTPClientTransport implements Transport {
   }
 
   /** Hands `message` to the inbox, once the session has seen it (it may answer initialize). */
-  #take(message: JSONRPCMessage, reemitted: boolean): void {
+  #take(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void {
     const responseId = responseIdOf(message)
     if (responseId !== undefined) {
       const result = 'result' in message ? (message.result as JsonValue) : undefined
@@ -218,7 +224,7 @@ export class ResumableHTTPClientTransport implements Transport {
         this.#emit({type: 'session-started', sessionId: adopted})
       }
     }
-    const answered = this.#inbox.receive(message, reemitted)
+    const answered = this.#inbox.receive(message, reemitted, origin)
     if (answered === undefined) return
     const owner = this.#streams.get(requestKey(answered))
     if (owner !== undefined) owner.answered = true
@@ -233,7 +239,7 @@ export class ResumableHTTPClientTransport implements Transport {
     if (sessionId === undefined) return
     const {settled, cleared} = this.#endSession(error, true)
     this.#emit({type: 'session-expired', sessionId, settledRequests: settled})
-    if (background) this.#report(error)
+    if (background) this.report(error)
     await cleared
   }
 
@@ -267,20 +273,8 @@ export class ResumableHTTPClientTransport implements Transport {
     try {
       await this.send(answer)
     } catch (error) {
-      if (!isTransportError(error, 'aborted')) this.#report(error)
+      if (!isTransportError(error, 'aborted')) this.report(error)
     }
-  }
-
-  #deliver(message: JSONRPCMessage): void {
-    try {
-      this.onmessage?.(message)
-    } catch (error) {
-      this.#report(error)
-    }
-  }
-
-  #report(error: unknown): void {
-    this.onerror?.(asError(error))
   }
 
   #emit(event: TransportEvent): void {

@@ -4,6 +4,7 @@ import type {TransportEvent, TransportMetrics} from '../events.ts'
 import {methodOf, parseMessages, requestIdOf, responseIdOf} from '../jsonrpc.ts'
 import type {ResolvedOptions} from '../options.ts'
 import {EventBatches, type SseBatch} from './event-batches.ts'
+import type {CallRecord} from '../persistence/records.ts'
 import type {OpenStreams} from './open-streams.ts'
 import {watchSilence} from './silence.ts'
 import type {Connection, Stream} from './stream.ts'
@@ -31,7 +32,7 @@ export interface ReaderHost {
   /** Keeps a server request for a restart, before it is delivered; undefined when it is not a new one. */
   keepServerRequest(message: JSONRPCMessage): Promise<void> | undefined
   /** Hands one message to the Client, de-duplicated; a response marks the stream of its request answered. */
-  take(message: JSONRPCMessage, reemitted: boolean): void
+  take(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void
   emit(event: TransportEvent): void
   report(error: unknown): void
   track(task: Promise<void>): void
@@ -162,12 +163,12 @@ export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit'>, messag
     stream?.controller.signal.throwIfAborted()
     if (stream?.orphan === true && responseId === undefined && requestIdOf(message) === undefined) {
       // Progress and logs of a request this process never made would only confuse the Client.
-      host.emit({type: 'orphaned-notification', method: methodOf(message)})
+      host.emit({type: 'orphaned-notification', method: methodOf(message), message, call: stream.call})
       continue
     }
     if (stream?.orphan === true && responseId === stream.requestId) stream.answered = true
     delivered = true
-    host.take(message, reemitted)
+    host.take(message, reemitted, stream?.orphan === true ? stream.call : undefined)
   }
 }
 

@@ -101,7 +101,7 @@ describe('failure 2: an event ID that outlived its session', () => {
     await client.close()
   })
 
-  // The SDK Client's connect() chains the onmessage it finds on the transport: close() detaches it, or after
+  // The SDK Client's connect() chains the onmessage it finds on the transport: close() drops its wrapper, or after
   // close() + connect() every message would be dispatched twice (a sampling handler run twice).
   it('after close() and connect() on the same transport, each message reaches the Client once', async () => {
     useMock()

@@ -1,3 +1,4 @@
+import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {isTransportError, ResumableHTTPClientTransport} from '../../src/index.ts'
@@ -163,3 +164,25 @@ describe('durability', () => {
   })
 })
 
+describe('callbacks across close() and connect()', () => {
+  it("keeps the app's own callbacks across close() and connect(), as the SDK transport does", async () => {
+    const mock = useMock()
+    const transport = new ResumableHTTPClientTransport(new URL(url))
+    const seen: string[] = []
+    const errors: Error[] = []
+    transport.onmessage = (message) => seen.push('method' in message ? message.method : 'response')
+    transport.onerror = (error) => errors.push(error)
+    const client = new Client({name: 'test', version: '1.0.0'}, {capabilities: {sampling: {}}})
+    await client.connect(transport)
+    await client.close()
+    seen.length = 0
+    await client.connect(transport)
+    await client.listTools()
+
+    // Connected again, the Client initializes and is answered from the store: no second initialize is sent.
+    expect(seen).toEqual(['response', 'response'])
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    expect(errors).toEqual([])
+    await client.close()
+  })
+})

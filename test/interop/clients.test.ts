@@ -6,7 +6,7 @@
 import {createMCPClient, type MCPTransport} from '@ai-sdk/mcp'
 import {Client as ClientV2} from '@modelcontextprotocol/client'
 import {afterEach, describe, expect, it} from 'vitest'
-import {ResumableHTTPClientTransport} from '../../src/index.ts'
+import {MemoryStore, ResumableHTTPClientTransport} from '../../src/index.ts'
 import {callTool, connectPeer, until, type Peer} from '../fixtures/interop.ts'
 import {startSdkServer, type SdkServer} from '../fixtures/sdk-server.ts'
 import {afterEventWith, startTcpProxy, type TcpProxy} from '../fixtures/tcp-proxy.ts'
@@ -82,8 +82,8 @@ describe('@modelcontextprotocol/sdk 1.32 Client on this transport', () => {
 })
 
 describe('@modelcontextprotocol/client 2.x (the v2 SDK line) Client on this transport', () => {
-  async function connect(url: string) {
-    const transport = new ResumableHTTPClientTransport(new URL(url), {reconnect: {minDelayMs: 20, maxDelayMs: 100}})
+  async function connect(url: string, store?: MemoryStore) {
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store, reconnect: {minDelayMs: 20, maxDelayMs: 100}})
     const client = new ClientV2({name: 'v2', version: '1.0.0'}, {capabilities: {sampling: {}, elicitation: {form: {}}}})
     const handled = {sampling: 0, elicitation: 0}
     client.setRequestHandler('sampling/createMessage', () => {
@@ -115,6 +115,19 @@ describe('@modelcontextprotocol/client 2.x (the v2 SDK line) Client on this tran
     expect(progress).toEqual([1, 2, 3, 4, 5, 6])
     expect(server.executions).toEqual({slow: 1})
     expect(server.requests('GET').filter((entry) => entry.lastEventId !== undefined)).toHaveLength(1)
+  })
+
+  it("re-attached from the store, knows the server's capabilities, version and instructions with no initialize sent", async () => {
+    const {server, url} = await serve()
+    const store = new MemoryStore()
+    const before = await connect(url, store)
+    const known = [before.client.getServerCapabilities(), before.client.getServerVersion(), before.client.getInstructions()]
+    await before.client.close()
+    const after = await connect(url, store)
+    expect([after.client.getServerCapabilities(), after.client.getServerVersion(), after.client.getInstructions()]).toEqual(known)
+    expect(known[0]).toBeDefined()
+    expect(server.requests('POST', 'initialize')).toHaveLength(1)
+    expect((await after.client.listTools()).tools.map((tool) => tool.name)).toContain('slow')
   })
 
   it('answers sampling and elicitation; cancellation is a POST', async () => {

@@ -2,7 +2,7 @@
 import 'fake-indexeddb/auto'
 import {get as appGet, set as appSet} from 'idb-keyval'
 import {afterEach, describe, expect, expectTypeOf, test, vi} from 'vitest'
-import {ResumableHTTPClientTransport, type ResumptionStore} from '../../src/index.ts'
+import {isTransportError, ResumableHTTPClientTransport, type ResumptionStore} from '../../src/index.ts'
 import {IdbStore, type IdbStoreOptions} from '../../src/idb.ts'
 import {expectStoreContract} from '../fixtures/store-contract.ts'
 
@@ -78,5 +78,19 @@ describe('IdbStore', () => {
     await transport.start()
     expect(transport.sessionId).toBeUndefined()
     await transport.close()
+  })
+
+  test("where IndexedDB is missing, the transport says so once through onerror, with the store's own TypeError", async () => {
+    removeIndexedDB()
+    const transport = new ResumableHTTPClientTransport(new URL('http://127.0.0.1:9/mcp'), {store: new IdbStore()})
+    const errors: Error[] = []
+    transport.onerror = (error) => errors.push(error)
+    await transport.start()
+    await transport.close()
+
+    expect(errors).toHaveLength(1)
+    expect(isTransportError(errors[0], 'store')).toBe(true)
+    expect(errors[0]!.cause).toBeInstanceOf(TypeError)
+    expect((errors[0]!.cause as Error).message).toMatch(/IdbStore needs IndexedDB/)
   })
 })

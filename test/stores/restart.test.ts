@@ -1,5 +1,5 @@
 /**
- * Issue 3: a process that restarts on the same store picks its MCP session up where it left off. Each
+ * A process that restarts on the same store picks its MCP session up where it left off. Each
  * "process" is a transport and an SDK Client on one shared store; the first one dies (is closed) mid-work.
  */
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
@@ -55,7 +55,11 @@ describe('restart mid-call', () => {
     // Progress 3 to 6 and the response: exactly what the first process had not seen.
     expect(after.transport.metrics.replayedEvents).toBe(missed.length)
     expect(missed).toHaveLength(5)
-    expect(eventsOf(after.events, 'orphaned-notification')).toHaveLength(4)
+    // What the app needs to recognise its earlier call: the request as it sent it, its progress, its result.
+    const call = {method: 'tools/call', name: 'slow', clientId: 1}
+    const progress = eventsOf(after.events, 'orphaned-notification').map((event) => [event.call, (event.message as {params?: {progress?: number}}).params?.progress])
+    expect(progress).toEqual([3, 4, 5, 6].map((step) => [call, step]))
+    expect(eventsOf(after.events, 'unmatched-response')).toMatchObject([{call, message: {result: {content: [{text: 'done after 6 steps'}]}}}])
     expect(after.errors).toEqual([])
     // The restarted Client counts from 0 again; on the wire its IDs continue past every ID used before.
     await after.client.callTool({name: 'echo'})
@@ -256,5 +260,33 @@ describe('a corrupt store', () => {
     await client.callTool({name: 'slow', arguments: {steps: 2}})
     expect(eventsOf(events, 'store-error').length).toBeGreaterThan(0)
     await client.close()
+  })
+})
+
+describe('a Client that re-attaches from the store', () => {
+  it("knows the server's capabilities, version and instructions as if it had initialized, with no initialize sent", async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const before = await connect({store})
+    const known = {
+      capabilities: before.client.getServerCapabilities(),
+      version: before.client.getServerVersion(),
+      instructions: before.client.getInstructions(),
+    }
+    await before.client.close()
+
+    const after = await connect({store})
+    expect(after.transport.sessionId).toBe('session-1')
+    expect({
+      capabilities: after.client.getServerCapabilities(),
+      version: after.client.getServerVersion(),
+      instructions: after.client.getInstructions(),
+    }).toEqual(known)
+    expect(known.capabilities).toBeDefined()
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    expect(mock.requests('POST', 'notifications/initialized')).toHaveLength(1)
+    await after.client.callTool({name: 'echo', arguments: {text: 'x'}})
+    expect(mock.executions).toEqual({echo: 1})
+    await after.client.close()
   })
 })
