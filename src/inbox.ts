@@ -41,7 +41,7 @@ interface Pending {
  * Everything that reaches the Client passes here, and each JSON-RPC message does so once: a response only
  * for a request still pending, a server request only while it has not been seen. It also translates request
  * IDs: the Client's restart at 0 in every process, the wire's are unique within the session (see
- * {@link Inbox.expect}). Memory is bounded by the requests in flight plus {@link memory} remembered IDs.
+ * {@link Inbox.registerRequest}). Memory is bounded by the requests in flight plus {@link memory} remembered IDs.
  */
 export class Inbox {
   readonly #hooks: InboxHooks
@@ -68,7 +68,7 @@ export class Inbox {
    * the Client used its own request ID as the token (the SDK does), since tokens must be unique among the
    * session's active requests, the previous process's included.
    */
-  expect(message: JSONRPCMessage, wireId: number): JSONRPCMessage {
+  registerRequest(message: JSONRPCMessage, wireId: number): JSONRPCMessage {
     const clientId = requestIdOf(message)!
     const params = (message as {params?: {_meta?: {progressToken?: unknown}}}).params
     const renamedToken = params?._meta?.progressToken === clientId

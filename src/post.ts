@@ -49,8 +49,9 @@ export interface PostHost {
 /**
  * Sends one message of the Client (docs/design.md#sending): the bookkeeping before it goes (a new session, an
  * answer stored, a cancellation or a request renamed to its wire ID, the stream of its answer), then the POST.
+ * `onCursor` hears each event ID of a request's stream (the SDK's `onresumptiontoken`).
  */
-export async function send(host: PostHost, message: JSONRPCMessage, lifetime: AbortSignal): Promise<void> {
+export async function send(host: PostHost, message: JSONRPCMessage, lifetime: AbortSignal, onCursor?: (eventId: string) => void): Promise<void> {
   const {session, inbox} = host
   const method = methodOf(message)
   const clientId = requestIdOf(message)
@@ -83,8 +84,8 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   }
   // [spec basic] a request ID is never reused within a session, across processes too: the wire gets its own.
   const requestId = clientId === undefined ? undefined : await session.nextWireId()
-  const stream = requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined})
-  if (requestId !== undefined) message = inbox.expect(message, requestId)
+  const stream = requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined, onCursor})
+  if (requestId !== undefined) message = inbox.registerRequest(message, requestId)
   const what = `${method ?? 'request'} ${String(clientId)}`
   await post(host, {message, method, what, requestId, stream, answers}, stream?.controller.signal ?? lifetime)
 }

@@ -131,11 +131,14 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const lifetime = this.#requireStarted()
-    if (options?.resumptionToken !== undefined) {
-      // The SDK's token path GETs instead of POSTing; here streams resume on their own, so a token is a port error.
-      throw new TransportError('protocol', 'resumptionToken is not supported: this transport resumes streams itself')
-    }
-    await send(this.#postHost, message, lifetime.signal)
+    // The SDK's token path GETs instead of POSTing; here streams resume on their own, so a token is a port error.
+    if (options?.resumptionToken !== undefined) throw new TransportError('protocol', 'resumptionToken is not supported: this transport resumes streams itself')
+    await send(this.#postHost, message, lifetime.signal, options?.onresumptiontoken)
+  }
+
+  /** The SDK transport's way to resume a stream from a kept token. Refused: streams resume here on their own. */
+  resumeStream(): Promise<void> {
+    return Promise.reject(new TypeError('resumeStream is not supported: streams are resumed by the transport itself, from its store (give it a persistent store, such as FileStore or IdbStore)'))
   }
 
   setProtocolVersion(version: string): void {
@@ -189,7 +192,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       sessionId: () => this.#session.id,
       stateless: () => this.#session.stateless,
       keepServerRequest: (message) => (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
-      take: (message, reemitted, origin) => this.#take(message, reemitted, origin),
+      take: (message, reemitted, origin) => this.#receive(message, reemitted, origin),
       emit: (event) => this.#emit(event),
       report: (error) => this.report(error),
       track: (task) => this.#track(task),
@@ -214,7 +217,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   /** Hands `message` to the inbox, once the session has seen it (it may answer initialize). */
-  #take(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void {
+  #receive(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void {
     const responseId = responseIdOf(message)
     if (responseId !== undefined) {
       const result = 'result' in message ? (message.result as JsonValue) : undefined

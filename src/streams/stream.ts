@@ -18,6 +18,8 @@ export interface StreamInit {
   orphan: boolean
   /** The stored position to resume from, and the session that produced it. */
   stored: {record: StreamRecord; sessionId: string} | undefined
+  /** Hears each new position of the stream (the SDK's `onresumptiontoken`); must not throw. */
+  onCursor?: ((eventId: string) => void) | undefined
 }
 
 /**
@@ -31,6 +33,7 @@ export class Stream {
   readonly requestId: number | undefined
   readonly call: CallRecord | undefined
   readonly orphan: boolean
+  readonly #onCursor: ((eventId: string) => void) | undefined
   /** Aborts this stream alone; aborted too when the transport closes. */
   readonly controller = new AbortController()
   readonly seen = new RecentMap<string, true>(seenEventIds)
@@ -48,12 +51,13 @@ export class Stream {
   #cursorSession: string | undefined
   #refused = false
 
-  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored}: StreamInit) {
+  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored, onCursor}: StreamInit) {
     this.key = kind === 'standalone' ? 'standalone' : requestKey(requestId!)
     this.kind = kind
     this.requestId = requestId
     this.call = call
     this.orphan = orphan
+    this.#onCursor = onCursor
     this.#lastEventId = stored?.record.lastEventId
     this.#cursorSession = stored?.sessionId
     this.retryMs = stored?.record.retryMs
@@ -66,6 +70,12 @@ export class Stream {
     this.#lastEventId = lastEventId
     this.#cursorSession = sessionId
     this.#refused = false
+    if (this.#onCursor === undefined || lastEventId === '') return
+    try {
+      this.#onCursor(lastEventId)
+    } catch {
+      // The app's callback; its failure is not the stream's.
+    }
   }
 
   /** The server refused the cursor it was sent: that cursor is never sent again. */

@@ -47,3 +47,22 @@ describe('TransportError', () => {
     expect(isTransportError('TransportError')).toBe(false)
   })
 })
+
+describe('the SDK transport members that resume streams by hand', () => {
+  it('onresumptiontoken hears every event ID of the request stream, as with the SDK transport', async () => {
+    const mock = useMock()
+    const {client} = await connect()
+    const tokens: string[] = []
+    await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}, onresumptiontoken: (token) => tokens.push(token)})
+    const [stream] = mock.session().streams.filter((candidate) => candidate.id.startsWith('p'))
+    expect(tokens).toEqual(stream!.events.map((event) => event.id))
+    await client.close()
+  })
+
+  it('resumeStream is refused with a TypeError that says the transport resumes streams itself', async () => {
+    useMock()
+    const {client, transport} = await connect()
+    await expect(transport.resumeStream()).rejects.toThrow(/resumed by the transport itself/)
+    await client.close()
+  })
+})
