@@ -3,10 +3,10 @@
  * ESLint resolves it for each file) refuses a core internal in src/testing, and a Node built-in outside the
  * Node adapter. Its modules import one another without a cycle.
  */
-import {readdirSync, readFileSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import {ESLint, Linter} from 'eslint'
 import {describe, expect, it} from 'vitest'
+import {cycleIn, importGraph} from '../fixtures/imports.ts'
 
 const cwd = fileURLToPath(new URL('../../', import.meta.url))
 const eslint = new ESLint({cwd})
@@ -36,35 +36,8 @@ describe('the lint keeps the testing kit an independent oracle', () => {
   })
 })
 
-/** The kit's modules and the kit modules each imports (type-only imports included), by file name. */
-function kitImports(): Map<string, string[]> {
-  const folder = new URL('../../src/testing/', import.meta.url)
-  const files = readdirSync(folder).filter((file) => file.endsWith('.ts'))
-  return new Map(files.map((file) => [file, [...readFileSync(new URL(file, folder), 'utf8').matchAll(/from '\.\/([\w-]+\.ts)'/g)].map(([, target]) => target!)]))
-}
-
-/** One import cycle of `graph`, as the files along it, or undefined. */
-function cycleIn(graph: Map<string, string[]>): string[] | undefined {
-  const done = new Set<string>()
-  const visit = (file: string, path: string[]): string[] | undefined => {
-    if (path.includes(file)) return [...path.slice(path.indexOf(file)), file]
-    if (done.has(file)) return undefined
-    for (const target of graph.get(file) ?? []) {
-      const cycle = visit(target, [...path, file])
-      if (cycle !== undefined) return cycle
-    }
-    done.add(file)
-    return undefined
-  }
-  for (const file of graph.keys()) {
-    const cycle = visit(file, [])
-    if (cycle !== undefined) return cycle
-  }
-  return undefined
-}
-
 it('the kit modules import one another without a cycle', () => {
-  const graph = kitImports()
+  const graph = importGraph('src/testing')
   expect(graph.get('server.ts')).toContain('session.ts')
   expect(cycleIn(graph)).toBeUndefined()
   // The check finds a cycle when there is one.
