@@ -2,6 +2,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import type {ReconnectBranch} from './decision.ts'
 import type {TransportErrorCode} from './errors.ts'
 import type {JsonRpcId} from './jsonrpc.ts'
+import type {LimitName} from './limits.ts'
 
 /** The standalone GET stream, or the response stream of one request. */
 export type StreamKind = 'standalone' | 'request'
@@ -49,7 +50,18 @@ export type TransportEvent =
   /** A notification on a stream a previous process left: meant for that process's Client, not delivered. */
   | {type: 'orphaned-notification'; method: string | undefined}
   | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}
+  /**
+   * The store failed or did not answer within `storeTimeoutMs`: reported once, after which the transport carries
+   * on in memory (see `storeTimeoutMs`).
+   */
   | {type: 'store-error'; key: string; error: unknown}
+  /** A loaded record was not valid (`reason` says why): it was not used, and is deleted. */
+  | {type: 'record-discarded'; key: string; reason: string}
+  /**
+   * Something the server controls went past `limits[limit]` (`size`, in that limit's unit, when known); what
+   * happens then is said in that limit's TSDoc. `requestId` names the request whose stream or server request it was.
+   */
+  | {type: 'limit-exceeded'; limit: LimitName; size: number | undefined; max: number; stream: StreamKind | undefined; requestId: JsonRpcId | undefined}
 
 /** Counters that move independently: replay belongs to stream resumption, re-emission to session resumption. */
 export interface TransportMetrics {

@@ -2,12 +2,13 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {RecentMap} from './recent-map.ts'
 import type {TransportError} from './errors.ts'
 import type {TransportEvent, TransportMetrics} from './events.ts'
+import type {Limits} from './limits.ts'
 import {isJsonRpcId, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from './jsonrpc.ts'
 
 /** At least how many settled request IDs and server requests are remembered to recognise duplicates. */
 const memory = 1024
-/** At most how many server requests (unanswered, or with the answer given) are kept for a restart. */
-const keptRequests = 64
+/** At most how many server requests (unanswered, or with the answer given) are kept for a restart; `limits.keptRequestBytes` bounds their size. */
+const keptRequests = memory
 
 export interface InboxHooks {
   /** Hands a message to the Client. */
@@ -18,6 +19,7 @@ export interface InboxHooks {
   /** A kept server request (by {@link keyOfId}) is no longer kept: its stored record can go. */
   forgetKept: (key: string) => void
   metrics: TransportMetrics
+  limits: Pick<Limits, 'dedupeBytes' | 'keptRequestBytes'>
 }
 
 /**
@@ -50,16 +52,20 @@ export class Inbox {
   readonly #wireIds = new Map<JsonRpcId, number>()
   /** Wire IDs answered or settled lately (a second answer is a duplicate), and whether their token was renamed. */
   readonly #settled = new RecentMap<JsonRpcId, boolean>(memory)
-  /** Server-to-client requests seen lately, with the Client's answer once it has one. */
-  readonly #serverRequests = new RecentMap<JsonRpcId, ServerRequest>(memory)
+  /** Server-to-client requests seen lately (their IDs are the server's: weighed), with the Client's answer once it has one. */
+  readonly #serverRequests: RecentMap<JsonRpcId, ServerRequest>
   /**
    * What a restart must not lose, by {@link keyOfId}: each server request delivered and not yet answered, replaced
-   * by the Client's answer once it is given; the oldest goes past {@link keptRequests}.
+   * by the Client's answer once it is given, with the length of its JSON; the oldest goes past {@link keptRequests}
+   * or `limits.keptRequestBytes`.
    */
-  readonly #kept = new Map<string, JSONRPCMessage>()
+  readonly #kept = new Map<string, {message: JSONRPCMessage; chars: number}>()
+  #keptChars = 0
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks
+    this.#serverRequests = new RecentMap(memory, hooks.limits.dedupeBytes, (id) => (typeof id === 'string' ? id.length : 0))
+    this.#serverRequests.onOverweight = () => this.#exceeded('dedupeBytes', undefined, undefined)
   }
 
   /**
@@ -107,7 +113,7 @@ export class Inbox {
     const id = responseIdOf(message)
     if (id === undefined || !this.#serverRequests.has(id)) return undefined
     this.#serverRequests.set(id, {answer: message, sending: true})
-    this.#keep(keyOfId(id), message)
+    this.#keep(keyOfId(id), message, JSON.stringify(message).length)
     return id
   }
 
@@ -126,17 +132,37 @@ export class Inbox {
     if (id === undefined || this.#serverRequests.has(id)) return false
     const key = keyOfId(id)
     if (this.#kept.has(key)) return false
-    this.#keep(key, message)
+    const chars = JSON.stringify(message).length
+    if (chars > this.#hooks.limits.keptRequestBytes) {
+      // Delivered all the same; only a restart would not hand it over again.
+      this.#exceeded('keptRequestBytes', chars, id)
+      return false
+    }
+    this.#keep(key, message, chars)
     return true
   }
 
-  #keep(key: string, message: JSONRPCMessage): void {
+  #keep(key: string, message: JSONRPCMessage, chars: number): void {
+    this.#unkeep(key)
+    this.#kept.set(key, {message, chars})
+    this.#keptChars += chars
+    while (this.#kept.size > keptRequests || (this.#keptChars > this.#hooks.limits.keptRequestBytes && this.#kept.size > 1)) {
+      const [oldest, {message: dropped}] = this.#kept.entries().next().value!
+      if (this.#kept.size <= keptRequests) this.#exceeded('keptRequestBytes', this.#keptChars, requestIdOf(dropped) ?? responseIdOf(dropped))
+      this.#unkeep(oldest)
+      this.#hooks.forgetKept(oldest)
+    }
+  }
+
+  #unkeep(key: string): void {
+    const kept = this.#kept.get(key)
+    if (kept === undefined) return
     this.#kept.delete(key)
-    this.#kept.set(key, message)
-    if (this.#kept.size <= keptRequests) return
-    const oldest = this.#kept.keys().next().value!
-    this.#kept.delete(oldest)
-    this.#hooks.forgetKept(oldest)
+    this.#keptChars -= kept.chars
+  }
+
+  #exceeded(limit: 'dedupeBytes' | 'keptRequestBytes', size: number | undefined, requestId: JsonRpcId | undefined): void {
+    this.#hooks.onEvent({type: 'limit-exceeded', limit, size, max: this.#hooks.limits[limit], stream: undefined, requestId})
   }
 
   /**
@@ -155,7 +181,7 @@ export class Inbox {
         this.#serverRequests.set(id, {answer: undefined, sending: false})
         unanswered.push(message)
       } else continue
-      this.#keep(key, message)
+      this.#keep(key, message, JSON.stringify(message).length)
     }
     return unanswered
   }
@@ -242,6 +268,7 @@ export class Inbox {
   forgetServerRequests(): void {
     this.#serverRequests.clear()
     this.#kept.clear()
+    this.#keptChars = 0
   }
 
   #close(wireId: number, pending: Pending): void {

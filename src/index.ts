@@ -4,6 +4,7 @@ export {TransportError, isTransportError, transportErrorCodeOf, type TransportEr
 export type {FetchLike} from './http.ts'
 export type {ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
+export {defaultLimits, type LimitName, type LimitOptions} from './limits.ts'
 export type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './jsonrpc.ts'
 export {

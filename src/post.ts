@@ -1,4 +1,5 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import type {AnswerQueue} from './answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
 import {keyOfId, type Inbox} from './inbox.ts'
@@ -29,6 +30,8 @@ export interface PostHost {
   readonly session: Session
   readonly inbox: Inbox
   readonly streams: OpenStreams
+  /** Where answers and notifications wait when `limits.maxConcurrentAnswers` are on their way. */
+  readonly answers: AnswerQueue
   addStream(init: StreamInit): Stream
   /** Ends the session (a new one is being initialized); resolves when its records are gone. */
   endSession(error: TransportError): Promise<void>
@@ -69,7 +72,9 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   const stream = requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined})
   if (requestId !== undefined) message = inbox.expect(message, requestId)
   const what = `${method ?? 'request'} ${String(clientId)}`
-  await post(host, {message, method, what, requestId, stream, answers}, stream?.controller.signal ?? lifetime)
+  const outgoing: Outgoing = {message, method, what, requestId, stream, answers}
+  if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
+  else await host.answers.run(() => post(host, outgoing, lifetime), lifetime)
 }
 
 /**

@@ -1,5 +1,6 @@
 import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage, MessageExtraInfo} from '@modelcontextprotocol/sdk/types.js'
+import {AnswerQueue} from './answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type TransportEvent, type TransportMetrics} from './events.ts'
 import {discard, exchange, httpError, type HttpClient} from './http.ts'
@@ -48,17 +49,16 @@ export class ResumableHTTPClientTransport implements Transport {
     this.#options = resolveOptions(url, options)
     this.#http = this.#options.http
     this.#sessionIdOption = this.#options.sessionId
-    this.#records = new SessionRecords(this.#options.store, this.#options.namespace, (error, key) =>
-      this.#emit({type: 'store-error', key, error}),
-    )
+    this.#records = new SessionRecords(this.#options, (event) => this.#emit(event))
     this.#session = new Session(this.#records)
-    this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task))
+    this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task), {limits: this.#options.limits, emit: (event) => this.#emit(event)})
     this.#inbox = new Inbox({
       deliver: (message) => this.#deliver(message),
       resendAnswer: (answer) => this.#track(this.#resend(answer)),
       onEvent: (event) => this.#emit(event),
       forgetKept: (key) => this.#track(this.#session.keep(key, undefined)),
       metrics: this.#metrics,
+      limits: this.#options.limits,
     })
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
@@ -67,6 +67,9 @@ export class ResumableHTTPClientTransport implements Transport {
       session: this.#session,
       inbox: this.#inbox,
       streams: this.#streams,
+      answers: new AnswerQueue(this.#options.limits.maxConcurrentAnswers, (running) =>
+        this.#emit({type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: running + 1, max: running, stream: undefined, requestId: undefined}),
+      ),
       addStream: (init) => this.#addStream(init),
       endSession: (error) => this.#endSession(error).cleared,
       follow: (stream, body) => this.#track(this.#lifecycle.follow(stream, body)),

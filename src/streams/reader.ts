@@ -22,7 +22,7 @@ export type ReadOutcome =
 /** What reading needs from the transport. */
 export interface ReaderHost {
   readonly metrics: TransportMetrics
-  readonly options: Pick<ResolvedOptions, 'durability' | 'resumeTimeoutMs' | 'reconnect' | 'http'>
+  readonly options: Pick<ResolvedOptions, 'durability' | 'resumeTimeoutMs' | 'reconnect' | 'http' | 'limits'>
   /** The session events are read in, and whether the era has event IDs at all. */
   sessionId(): string | undefined
   stateless(): boolean
@@ -54,7 +54,9 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
   const reemitted = connection.branch === 'session-resumption'
   const openedAt = Date.now()
   const silence = watchSilence(connection, host.options.resumeTimeoutMs)
-  const batches = new EventBatches(body, silence?.signal ?? stream.controller.signal)
+  const batches = new EventBatches(body, silence?.signal ?? stream.controller.signal, host.options.limits.maxEventBytes, () =>
+    stream.exceeded('maxEventBytes', undefined),
+  )
   let received = 0
   try {
     let ready: Prepared | undefined
@@ -96,20 +98,18 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
 function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: SseBatch): Prepared {
   const {stream} = connection
   // [spec 2025-11-25 transports] `retry` is per stream.
-  if (retryMs !== undefined) stream.retryMs = retryMs
+  if (retryMs !== undefined) stream.retryAfter(retryMs)
   let cursorMoved = retryMs !== undefined
   const data: string[] = []
   const sessionId = host.sessionId()
   const tracksIds = !host.stateless()
   for (const event of events) {
     if (event.id !== undefined && tracksIds) {
-      if (event.id !== '' && !stream.seen.addIfNew(event.id, true)) {
+      if (stream.arrived(event.id, sessionId) === 'duplicate') {
         host.metrics.duplicatesDropped++
         host.emit({type: 'duplicate-dropped', what: 'event', id: event.id})
         continue
       }
-      // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
-      stream.advance(event.id, sessionId)
       cursorMoved = true
     }
     // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
