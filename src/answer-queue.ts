@@ -9,7 +9,7 @@ export class AnswerQueue {
   /** Told when a task has to wait while none was waiting (the start of a congestion), with the running count. */
   readonly #congested: (running: number) => void
   #running = 0
-  /** In arrival order; a Set, so that thousands leaving at once (on close) cost O(1) each. */
+  /** The tasks waiting, in arrival order. */
   readonly #waiting = new Set<() => void>()
 
   constructor(max: number, congested: (running: number) => void) {
@@ -17,17 +17,27 @@ export class AnswerQueue {
     this.#congested = congested
   }
 
-  /** Runs `task` once fewer than `max` run; a task whose `signal` aborts while it waits is not run. */
-  async run<T>(task: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  /**
+   * Runs `task` once fewer than `max` run. A task whose `signal` aborted meanwhile is not run: it rejects when its
+   * turn comes (soon, as the running ones end with the same signal), without one abort listener per waiting task.
+   */
+  async run<T>(task: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
     if (this.#running < this.#max) this.#running++
     else {
       if (this.#waiting.size === 0) this.#congested(this.#running)
       // The place of a task that ends is handed over as it is: `#running` stays, and nobody can jump the line.
-      await this.#turn(signal)
+      await new Promise<void>((resolve) => this.#waiting.add(resolve))
     }
+    // Each task gets a signal of its own, released when it ends: fetch may keep a listener on the signal it was
+    // given until the request is garbage-collected, and thousands of answers share the transport's.
+    const own = new AbortController()
+    const follow = (): void => own.abort(signal.reason)
     try {
-      return await task()
+      if (signal.aborted) throw abortedError(signal)
+      signal.addEventListener('abort', follow, {once: true})
+      return await task(own.signal)
     } finally {
+      signal.removeEventListener('abort', follow)
       const next = this.#waiting.values().next()
       if (next.done === true) this.#running--
       else {
@@ -35,25 +45,5 @@ export class AnswerQueue {
         next.value()
       }
     }
-  }
-
-  /** Resolves when a running task hands its place over; rejects, leaving the line, when `signal` aborts. */
-  #turn(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const go = (): void => {
-        signal.removeEventListener('abort', leave)
-        resolve()
-      }
-      const leave = (): void => {
-        this.#waiting.delete(go)
-        reject(abortedError(signal))
-      }
-      if (signal.aborted) {
-        leave()
-        return
-      }
-      signal.addEventListener('abort', leave, {once: true})
-      this.#waiting.add(go)
-    })
   }
 }

@@ -74,7 +74,7 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   const what = `${method ?? 'request'} ${String(clientId)}`
   const outgoing: Outgoing = {message, method, what, requestId, stream, answers}
   if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
-  else await host.answers.run(() => post(host, outgoing, lifetime), lifetime)
+  else await host.answers.run((signal) => post(host, outgoing, signal), lifetime)
 }
 
 /**
