@@ -1,7 +1,7 @@
 import {abortedError} from './errors.ts'
 
 /**
- * At most `max` tasks at once; the others wait their turn in order (docs/design.md#sending). Bounds the answers
+ * At most `max` tasks at once; the others wait their turn in order (SECURITY.md, "exhaust the client's memory"). Bounds the answers
  * and notifications POSTed at once, so that a server flooding the client with requests cannot exhaust its sockets.
  */
 export class AnswerQueue {
