@@ -9,6 +9,11 @@ import {isJsonRpcId, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} f
 const memory = 1024
 /** At most how many server requests (unanswered, or with the answer given) are kept for a restart; `limits.keptRequestBytes` bounds their size. */
 const keptRequests = memory
+/**
+ * Server requests the Client may hold unanswered (or answered, the answer not yet POSTed) per answer POST
+ * allowed at once (`limits.maxConcurrentAnswers`); past that, their stream waits before handing over the next.
+ */
+const answersPerSlot = 8
 
 export interface InboxHooks {
   /** Hands a message to the Client. */
@@ -19,7 +24,7 @@ export interface InboxHooks {
   /** A kept server request (by {@link keyOfId}) is no longer kept: its stored record can go. */
   forgetKept: (key: string) => void
   metrics: TransportMetrics
-  limits: Pick<Limits, 'dedupeBytes' | 'keptRequestBytes'>
+  limits: Pick<Limits, 'dedupeBytes' | 'keptRequestBytes' | 'maxConcurrentAnswers'>
 }
 
 /**
@@ -61,6 +66,10 @@ export class Inbox {
    */
   readonly #kept = new Map<string, {message: JSONRPCMessage; chars: number}>()
   #keptChars = 0
+  /** Server requests handed to the Client whose answer has not yet been POSTed: the Client's work in progress. */
+  readonly #inClient = new Set<JsonRpcId>()
+  /** Streams waiting for {@link #inClient} to shrink, woken by {@link answerSent}. */
+  readonly #roomWaiters = new Set<() => void>()
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks
@@ -121,6 +130,31 @@ export class Inbox {
   answerSent(id: JsonRpcId): void {
     const request = this.#serverRequests.get(id)
     if (request !== undefined) request.sending = false
+    if (this.#inClient.delete(id) && this.#inClient.size <= this.#hooks.limits.maxConcurrentAnswers * answersPerSlot / 2) this.#wakeRoom()
+  }
+
+  /**
+   * Undefined when the Client may be handed another server request now; else a promise that resolves once it
+   * has answered enough of those it holds (or `signal` aborts). A server flooding requests thus waits on its own
+   * stream instead of filling the client's memory with handlers and answers in progress.
+   */
+  roomForRequest(signal: AbortSignal): Promise<void> | undefined {
+    const max = this.#hooks.limits.maxConcurrentAnswers * answersPerSlot
+    if (this.#inClient.size < max) return undefined
+    this.#hooks.onEvent({type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: this.#inClient.size, max, stream: undefined, requestId: undefined})
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        signal.removeEventListener('abort', wake)
+        this.#roomWaiters.delete(wake)
+        resolve()
+      }
+      signal.addEventListener('abort', wake, {once: true})
+      this.#roomWaiters.add(wake)
+    })
+  }
+
+  #wakeRoom(): void {
+    for (const wake of [...this.#roomWaiters]) wake()
   }
 
   /**
@@ -239,6 +273,7 @@ export class Inbox {
       return undefined
     }
     this.#serverRequests.set(requestId, {answer: undefined, sending: false})
+    this.#inClient.add(requestId)
     this.#hooks.deliver(message)
     return undefined
   }
@@ -269,6 +304,8 @@ export class Inbox {
     this.#serverRequests.clear()
     this.#kept.clear()
     this.#keptChars = 0
+    this.#inClient.clear()
+    this.#wakeRoom()
   }
 
   #close(wireId: number, pending: Pending): void {

@@ -186,6 +186,7 @@ export class ResumableHTTPClientTransport implements Transport {
       stateless: () => this.#session.stateless,
       keepServerRequest: (message) => (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
       take: (message, reemitted) => this.#take(message, reemitted),
+      roomForRequest: (signal) => this.#inbox.roomForRequest(signal),
       emit: (event) => this.#emit(event),
       report: (error) => this.#report(error),
       track: (task) => this.#track(task),

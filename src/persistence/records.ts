@@ -246,7 +246,8 @@ export class SessionRecords {
         },
         (error: unknown) => {
           clearTimeout(timer)
-          reject(error as Error)
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the store's own reason, passed on
+          reject(error)
         },
       )
     })

@@ -32,6 +32,8 @@ export interface ReaderHost {
   keepServerRequest(message: JSONRPCMessage): Promise<void> | undefined
   /** Hands one message to the Client, de-duplicated; a response marks the stream of its request answered. */
   take(message: JSONRPCMessage, reemitted: boolean): void
+  /** Undefined when a server request may be handed to the Client now; else when it may (see `Inbox.roomForRequest`). */
+  roomForRequest?(signal: AbortSignal): Promise<void> | undefined
   emit(event: TransportEvent): void
   report(error: unknown): void
   track(task: Promise<void>): void
@@ -154,11 +156,14 @@ function parseInto(host: ReaderHost, messages: JSONRPCMessage[], data: string): 
  * [SDK interop] the SDK Client dispatches a notification one microtask after receiving it but settles a response
  * at once, so a request's last progress and its response in one turn would lose the progress.
  */
-export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit'>, messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
+export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomForRequest'>, messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
   let delivered = false
   for (const message of messages) {
     const responseId = responseIdOf(message)
     if (delivered && responseId !== undefined) await Promise.resolve()
+    // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
+    const room = stream === undefined || responseId !== undefined ? undefined : host.roomForRequest?.(stream.controller.signal)
+    if (room !== undefined) await room
     stream?.controller.signal.throwIfAborted()
     if (stream?.orphan === true && responseId === undefined && requestIdOf(message) === undefined) {
       // Progress and logs of a request this process never made would only confuse the Client.
