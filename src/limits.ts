@@ -33,7 +33,10 @@ export interface LimitOptions {
   keptRequestBytes?: number | undefined
   /**
    * Answers and notifications POSTed at once. Beyond this they wait their turn in order, so a server that
-   * floods the client with requests cannot exhaust its sockets; requests never wait here.
+   * floods the client with requests cannot exhaust its sockets; requests never wait here. And while the Client
+   * holds 8 times this many server requests unanswered (or answered, the answer not yet sent), the stream that
+   * brings the next one waits (the server's writes then wait too), so a flood cannot fill the client's memory
+   * with handlers in progress either.
    * @defaultValue 8
    */
   maxConcurrentAnswers?: number | undefined

@@ -4,7 +4,8 @@
  */
 import {http} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {defaultLimits} from '../../src/index.ts'
+import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
+import {defaultLimits, MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {flush, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
@@ -135,7 +136,7 @@ describe('event size', () => {
 })
 
 describe('a flood of server requests', () => {
-  it('500 pings get every answer, never more than limits.maxConcurrentAnswers answer POSTs open at once', async () => {
+  it('500 pings get every answer, never more than limits.maxConcurrentAnswers answer POSTs open at once, and the stream waits for the Client', async () => {
     const pings = 500
     const mock = useMock()
     let open = 0
@@ -158,10 +159,46 @@ describe('a flood of server requests', () => {
     await until(() => answered.size === pings, 20_000)
 
     expect(most).toBe(defaultLimits.maxConcurrentAnswers)
-    expect(eventsOf(events, 'limit-exceeded').length).toBeGreaterThan(0)
-    expect(eventsOf(events, 'limit-exceeded').every((event) => event.limit === 'maxConcurrentAnswers' && event.max === 8)).toBe(true)
+    // Both bounds were reached: the answers POSTed at once (8), and the server requests the Client holds
+    // unanswered (8 per answer POST: the stream then waits before handing over the next).
+    const reports = eventsOf(events, 'limit-exceeded')
+    expect(reports.every((event) => event.limit === 'maxConcurrentAnswers')).toBe(true)
+    expect(new Set(reports.map((event) => event.max))).toEqual(new Set([8, 64]))
     await client.close()
   }, 20_000)
+})
+
+describe('server requests kept for a restart', () => {
+  it('are bounded by limits.keptRequestBytes, oldest first, one store record each; a larger one is delivered but not kept', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const keptRequestBytes = 50_000
+    const sampling = (n: number, size: number): object => ({
+      jsonrpc: '2.0',
+      id: `s${n}`,
+      method: 'sampling/createMessage',
+      params: {messages: [{role: 'user', content: {type: 'text', text: `${n}`.padEnd(size, '.')}}], maxTokens: 10},
+    })
+    const requests = [...Array.from({length: 10}, (_, n) => sampling(n, 20_000)), sampling(10, 60_000)]
+    interceptGets(mock, () => sse(requests.map((request, n) => frame(`r${n}`, request)), 'open'))
+    const delivered: unknown[] = []
+    const {client, transport, events} = await connect({store, limits: {keptRequestBytes}})
+    // The Client holds every request unanswered, as one waiting for a human would.
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      delivered.push(request.params.messages[0]?.content)
+      return new Promise(() => {})
+    })
+    await until(() => delivered.length === 11)
+    await until(() => eventsOf(events, 'limit-exceeded').length === 9)
+
+    const records = await store.list(`mcp-resumable-http:${url}#request:`)
+    expect(records.sort()).toEqual(['"s8"', '"s9"'].map((id) => `mcp-resumable-http:${url}#request:${id}`))
+    expect(eventsOf(events, 'limit-exceeded').map((event) => [event.limit, event.requestId])).toEqual([
+      ...Array.from({length: 8}, (_, n) => ['keptRequestBytes', `s${n}`]),
+      ['keptRequestBytes', 's10'],
+    ])
+    await transport.close()
+  })
 })
 
 describe('options', () => {
