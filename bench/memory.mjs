@@ -6,6 +6,7 @@
 import {fork} from 'node:child_process'
 import {createServer} from 'node:http'
 import {fileURLToPath} from 'node:url'
+import {drained} from './drain.mjs'
 import {fmt} from './stats.mjs'
 
 /** The documented bound of each figure (SECURITY.md, "exhaust the client's memory"). */
@@ -54,18 +55,9 @@ function runClient(scenario, url) {
   })
 }
 
-/** Writes `text` and waits for the socket to drain when it must: the server never buffers what the client does not read. */
+/** Writes `text`, waiting for the socket to drain when it must. */
 function write(response, text) {
-  if (response.write(text)) return Promise.resolve()
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off('drain', done)
-      response.off('close', done)
-      resolve()
-    }
-    response.on('drain', done)
-    response.on('close', done)
-  })
+  return response.write(text) ? Promise.resolve() : drained(response)
 }
 
 const sse = (response) => response.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache'})

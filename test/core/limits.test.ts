@@ -50,17 +50,24 @@ describe('retry from the server', () => {
   })
 })
 
+const huge = 'x'.repeat(defaultLimits.maxEventIdBytes + 1)
+
+/** Connected; `tools/call` answered with e1, an event whose ID is over the cap, the events of `more`, then a cut. */
+async function overlongIdCall(more: (token: unknown) => string[]) {
+  const mock = useMock()
+  const harness = await connect()
+  await until(() => mock.requests('GET').length === 1)
+  const call: {wireId?: number} = {}
+  answerToolCalls((id, token) => {
+    call.wireId = id as number
+    return sse([frame('e1', progress(token, 1)), frame(huge, progress(token, 2)), ...more(token)], 'error')
+  })
+  return {...harness, mock, call}
+}
+
 describe('event IDs', () => {
   it('an event ID longer than limits.maxEventIdBytes is never sent back: cut right after it, the call is settled outcome-unknown', async () => {
-    const mock = useMock()
-    const {client, events} = await connect()
-    await until(() => mock.requests('GET').length === 1)
-    const huge = 'x'.repeat(defaultLimits.maxEventIdBytes + 1)
-    let wireId: unknown
-    answerToolCalls((id, token) => {
-      wireId = id
-      return sse([frame('e1', progress(token, 1)), frame(huge, progress(token, 2))], 'error')
-    })
+    const {client, events, mock, call} = await overlongIdCall(() => [])
     const gets = interceptGets(mock, () => undefined)
     const seen: number[] = []
     const error = await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)}).catch((failure: unknown) => failure)
@@ -69,22 +76,14 @@ describe('event IDs', () => {
     expect(seen).toEqual([1, 2])
     expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([])
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
-      {type: 'limit-exceeded', limit: 'maxEventIdBytes', size: huge.length, max: defaultLimits.maxEventIdBytes, stream: 'request', requestId: wireId},
+      {type: 'limit-exceeded', limit: 'maxEventIdBytes', size: huge.length, max: defaultLimits.maxEventIdBytes, stream: 'request', requestId: call.wireId},
     ])
     await client.close()
   })
 
   it('after an event ID over the cap, the next valid ID makes the stream resumable again', async () => {
-    const mock = useMock()
-    const {client, events} = await connect()
-    await until(() => mock.requests('GET').length === 1)
-    const huge = 'x'.repeat(defaultLimits.maxEventIdBytes + 1)
-    let wireId: unknown
-    answerToolCalls((id, token) => {
-      wireId = id
-      return sse([frame('e1', progress(token, 1)), frame(huge, progress(token, 2)), frame('e3', progress(token, 3))], 'error')
-    })
-    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e4', result(wireId as number))])))
+    const {client, events, mock, call} = await overlongIdCall((token) => [frame('e3', progress(token, 3))])
+    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e4', result(call.wireId!))])))
     const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
 
     expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
