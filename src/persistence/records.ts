@@ -1,4 +1,5 @@
 import type {TransportEvent} from '../events.ts'
+import {isJsonRpcId} from '../jsonrpc.ts'
 import {isSendableEventId} from '../limits.ts'
 import type {ResolvedOptions} from '../options.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
@@ -157,7 +158,9 @@ export class SessionRecords {
   async loadServerRequests(sessionId: string): Promise<Map<string, JsonValue>> {
     const kept = new Map<string, JsonValue>()
     for (const [id, value] of await this.#loadAll('request:', sessionId)) {
-      if (value['message'] !== undefined) kept.set(id, value['message'])
+      const message = value['message']
+      if (isObject(message) && isJsonRpcId(parsedId(id))) kept.set(id, message)
+      else this.#discard(this.#key(`request:${id}`), 'not a JSON-RPC message under a JSON-RPC ID')
     }
     return kept
   }
@@ -319,6 +322,15 @@ function invalidSession(value: JsonValue): string | undefined {
     return `requestIdsReserved that is not a whole number from 0 to 2^52`
   }
   return undefined
+}
+
+/** The JSON-RPC ID a server request's key names (`JSON.stringify` of it), or undefined. */
+function parsedId(key: string): unknown {
+  try {
+    return JSON.parse(key)
+  } catch {
+    return undefined
+  }
 }
 
 function isObject(value: unknown): value is {[key: string]: JsonValue} {

@@ -100,7 +100,7 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
 function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: SseBatch): Prepared {
   const {stream} = connection
   // [spec 2025-11-25 transports] `retry` is per stream.
-  if (retryMs !== undefined) stream.retryAfter(retryMs)
+  if (retryMs !== undefined) stream.setRetry(retryMs)
   let cursorMoved = retryMs !== undefined
   const data: string[] = []
   const sessionId = host.sessionId()

@@ -88,7 +88,7 @@ export class Stream {
   }
 
   /** [spec 2025-11-25 transports] the server's `retry` for this stream, cut to `limits.maxRetryMs` (reported). */
-  retryAfter(retryMs: number): void {
+  setRetry(retryMs: number): void {
     const max = this.#caps.limits.maxRetryMs
     if (retryMs > max) this.exceeded('maxRetryMs', retryMs)
     this.retryMs = Math.min(retryMs, max)

@@ -142,4 +142,19 @@ describe('records that cannot be trusted', () => {
     await after.client.close()
     expect(await store.get(`mcp-resumable-http:${url}#stream:standalone`)).toBeUndefined()
   })
+
+  it('a kept server request under a key that names no JSON-RPC ID is discarded; connect() goes on', async () => {
+    useMock()
+    const store = new MemoryStore()
+    const before = await connect({store})
+    await before.client.close()
+    const key = `mcp-resumable-http:${url}#request:{not json`
+    await store.set(key, {sessionId: 'session-1', message: {jsonrpc: '2.0', id: 1, method: 'ping'}})
+    const after = await connect({store})
+
+    expect(after.transport.sessionId).toBe('session-1')
+    expect(eventsOf(after.events, 'record-discarded')).toMatchObject([{key}])
+    await after.client.close()
+    expect(await store.get(key)).toBeUndefined()
+  })
 })
