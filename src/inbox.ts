@@ -120,7 +120,12 @@ export class Inbox {
    */
   recordAnswer(message: JSONRPCMessage): JsonRpcId | undefined {
     const id = responseIdOf(message)
-    if (id === undefined || !this.#serverRequests.has(id)) return undefined
+    if (id === undefined) return undefined
+    if (!this.#serverRequests.has(id)) {
+      // Forgotten meanwhile (many newer ones came): no POST will report it sent, so the Client's hold ends here.
+      this.#release(id)
+      return undefined
+    }
     this.#serverRequests.set(id, {answer: message, sending: true})
     this.#keep(keyOfId(id), message, JSON.stringify(message).length)
     return id
@@ -130,7 +135,12 @@ export class Inbox {
   answerSent(id: JsonRpcId): void {
     const request = this.#serverRequests.get(id)
     if (request !== undefined) request.sending = false
-    if (this.#inClient.delete(id) && this.#inClient.size <= this.#hooks.limits.maxConcurrentAnswers * answersPerSlot / 2) this.#wakeRoom()
+    this.#release(id)
+  }
+
+  /** Server request `id` is off the Client's hands; streams waiting for room go on once half the room is free. */
+  #release(id: JsonRpcId): void {
+    if (this.#inClient.delete(id) && this.#inClient.size <= (this.#hooks.limits.maxConcurrentAnswers * answersPerSlot) / 2) this.#wakeRoom()
   }
 
   /**

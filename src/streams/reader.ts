@@ -162,7 +162,7 @@ export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomF
     const responseId = responseIdOf(message)
     if (delivered && responseId !== undefined) await Promise.resolve()
     // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
-    const room = stream === undefined || responseId !== undefined ? undefined : host.roomForRequest?.(stream.controller.signal)
+    const room = stream === undefined || requestIdOf(message) === undefined ? undefined : host.roomForRequest?.(stream.controller.signal)
     if (room !== undefined) await room
     stream?.controller.signal.throwIfAborted()
     if (stream?.orphan === true && responseId === undefined && requestIdOf(message) === undefined) {
