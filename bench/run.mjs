@@ -6,13 +6,13 @@
 //   --rounds=N          measured rounds, after one warm-up       (default 7)
 //   --echo-requests=N   sequential requests per round-trip round (default 2000)
 //   --heap-events=N     events of the heap test stream           (default 1000000)
-//   --only=LIST         sections: stream,echo,heap,roundtrip,sweep (default all), and profile
+//   --only=LIST         sections: stream,echo,heap,memory,roundtrip,sweep (default all), and profile
 //   --clients=LIST      clients of stream and echo: ours,ours+file,sdk,raw,wire (default all)
 //   --quick             fewer events, requests and rounds everywhere: about a minute
 //   --profile           also profile ours with 1,000 open streams (node --cpu-prof): top self-time functions
 //
 // stream, echo, heap: the transports driven by hand against bench/server.mjs (a minimal server, so that the
-// client is the limit). roundtrip, sweep, profile: the SDK Client against the library's reference server,
+// client is the limit). memory: what a hostile server can make the client hold (bench/memory.mjs). roundtrip, sweep, profile: the SDK Client against the library's reference server,
 // each measured client in a process of its own (bench/scale.mjs).
 //
 // Profiling our hot path:  node --cpu-prof --cpu-prof-dir=/tmp/bench-prof bench/run.mjs --only=stream --clients=ours
@@ -21,6 +21,7 @@ import {writeFileSync} from 'node:fs'
 import os from 'node:os'
 import {fileURLToPath} from 'node:url'
 import {fmt, mapValues, median, percentile, round, verdict} from './stats.mjs'
+import {memoryBoundMb, memorySection} from './memory.mjs'
 import {printScaleSummary, profileSection, roundTripSection, startReferenceServer, sweepPlans, sweepSection} from './scale.mjs'
 
 const self = fileURLToPath(import.meta.url)
@@ -31,7 +32,7 @@ const args = Object.fromEntries(
   }),
 )
 const quick = args['quick'] === 'true'
-const sections = new Set((args['only'] ?? 'stream,echo,heap,roundtrip,sweep').split(','))
+const sections = new Set((args['only'] ?? 'stream,echo,heap,memory,roundtrip,sweep').split(','))
 if (args['profile'] === 'true') sections.add('profile')
 
 if (typeof globalThis.gc !== 'function' && sections.has('heap')) {
@@ -95,6 +96,7 @@ async function main() {
       if (client.errors.length > 0) console.log(`${client.name} reported errors:`, client.errors.slice(0, 3))
     }
     if (sections.has('heap')) results.heap = await heapSection(factories.ours, server.url, config, missed)
+    if (sections.has('memory')) results.memory = await memorySection(quick, missed)
     if (['roundtrip', 'sweep', 'profile'].some((name) => sections.has(name))) {
       const reference = await startReferenceServer()
       try {
@@ -332,6 +334,12 @@ function printSummary(results, missed) {
     console.log(`heap (ours, ${heap.events} events in one stream, ${fmt(heap.eventsPerSecond)} events/s)`)
     console.log(`  ${heap.samples.map((s) => `${s.label} ${s.heapUsedMiB}`).join(' · ')} MiB`)
     console.log(`  growth start→end ${heap.growthMiB} MiB  limit ${heap.limitMiB} MiB  ${verdict((v) => v <= heap.limitMiB, heap.growthMiB)}`)
+  }
+  if (results.memory) {
+    console.log('memory (RSS above baseline right after a full GC, at its highest while the server pushes)')
+    for (const {what, retainedMb} of Object.values(results.memory)) {
+      console.log(`  ${what.padEnd(36)} ${fmt(retainedMb).padStart(4)} MB  bound ${memoryBoundMb} MB  ${verdict((v) => v <= memoryBoundMb, retainedMb)}`)
+    }
   }
   printScaleSummary(results)
   console.log(line)

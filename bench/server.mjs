@@ -8,6 +8,7 @@
 //   POST tools/call {name:'echo'} / ping -> 200 JSON, small result
 //   GET, DELETE, anything else           -> 405
 import http from 'node:http'
+import {drained} from './drain.mjs'
 
 const protocolVersion = '2025-11-25'
 const sessionId = 'bench-session'
@@ -68,18 +69,6 @@ async function writeStream(res, id, count) {
   const response = JSON.stringify({jsonrpc: '2.0', id, result: {content: []}})
   if (closed) return
   res.end(`id: ${count + 1}\ndata: ${response}\n\n`)
-}
-
-function drained(res) {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done)
-      res.off('close', done)
-      resolve()
-    }
-    res.on('drain', done)
-    res.on('close', done)
-  })
 }
 
 function json(res, status, body, headers = {}) {

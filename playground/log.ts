@@ -152,5 +152,9 @@ export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | '
     }
     case 'store-error':
       return {lane: 'IndexedDB', tone: 'bad', text: `${event.key}: ${messageOf(event.error)}`}
+    case 'record-discarded':
+      return {lane: 'IndexedDB', tone: 'warn', text: `${event.key} discarded: ${event.reason}`}
+    case 'limit-exceeded':
+      return {lane: event.stream === undefined ? 'page' : laneOf(event.stream, event.requestId), tone: 'warn', text: `limit ${event.limit} (${event.max}) reached${event.size === undefined ? '' : `: ${event.size}`}`}
   }
 }

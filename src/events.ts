@@ -2,7 +2,16 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import type {ReconnectBranch} from './decision.ts'
 import type {TransportErrorCode} from './errors.ts'
 import type {JsonRpcId} from './jsonrpc.ts'
-import type {CallRecord} from './persistence/records.ts'
+import type {LimitName} from './limits.ts'
+
+/** The request a response stream answers, as the app sent it: lets a later process tell the app whose answer it is. */
+export interface CallRecord {
+  method: string
+  /** The tool, prompt or resource the request names (`params.name` or `params.uri`), when it names one. */
+  name?: string | undefined
+  /** The request ID the Client used (the wire carries another). */
+  clientId: string | number
+}
 
 /** The standalone GET stream, or the response stream of one request. */
 export type StreamKind = 'standalone' | 'request'
@@ -59,7 +68,18 @@ export type TransportEvent =
    */
   | {type: 'orphaned-notification'; method: string | undefined; message: JSONRPCMessage; call?: CallRecord | undefined}
   | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}
+  /**
+   * The store failed or did not answer within `storeTimeoutMs`: reported once, after which the transport carries
+   * on in memory (see `storeTimeoutMs`).
+   */
   | {type: 'store-error'; key: string; error: unknown}
+  /** A loaded record was not valid (`reason` says why): it was not used, and is deleted. */
+  | {type: 'record-discarded'; key: string; reason: string}
+  /**
+   * Something the server controls went past `limits[limit]` (`size`, in that limit's unit, when known); what
+   * happens then is said in that limit's TSDoc. `requestId` names the request whose stream or server request it was.
+   */
+  | {type: 'limit-exceeded'; limit: LimitName; size: number | undefined; max: number; stream: StreamKind | undefined; requestId: JsonRpcId | undefined}
 
 /** Counters that move independently: replay belongs to stream resumption, re-emission to session resumption. */
 export interface TransportMetrics {

@@ -2,13 +2,19 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {RecentMap} from './recent-map.ts'
 import type {TransportError} from './errors.ts'
 import type {TransportEvent, TransportMetrics} from './events.ts'
-import type {CallRecord} from './persistence/records.ts'
+import type {CallRecord} from './events.ts'
+import type {Limits} from './limits.ts'
 import {isJsonRpcId, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from './jsonrpc.ts'
 
 /** At least how many settled request IDs and server requests are remembered to recognise duplicates. */
 const memory = 1024
-/** At most how many server requests (unanswered, or with the answer given) are kept for a restart. */
-const keptRequests = 64
+/** At most how many server requests (unanswered, or with the answer given) are kept for a restart; `limits.keptRequestBytes` bounds their size. */
+const keptRequests = memory
+/**
+ * Server requests the Client may hold unanswered (or answered, the answer not yet POSTed) per answer POST
+ * allowed at once (`limits.maxConcurrentAnswers`); past that, their stream waits before handing over the next.
+ */
+const answersPerSlot = 8
 
 export interface InboxHooks {
   /** Hands a message to the Client. */
@@ -19,6 +25,7 @@ export interface InboxHooks {
   /** A kept server request (by {@link keyOfId}) is no longer kept: its stored record can go. */
   forgetKept: (key: string) => void
   metrics: TransportMetrics
+  limits: Pick<Limits, 'dedupeBytes' | 'keptRequestBytes' | 'maxConcurrentAnswers'>
 }
 
 /**
@@ -51,16 +58,24 @@ export class Inbox {
   readonly #wireIds = new Map<JsonRpcId, number>()
   /** Wire IDs answered or settled lately (a second answer is a duplicate), and whether their token was renamed. */
   readonly #settled = new RecentMap<JsonRpcId, boolean>(memory)
-  /** Server-to-client requests seen lately, with the Client's answer once it has one. */
-  readonly #serverRequests = new RecentMap<JsonRpcId, ServerRequest>(memory)
+  /** Server-to-client requests seen lately (their IDs are the server's: weighed), with the Client's answer once it has one. */
+  readonly #serverRequests: RecentMap<JsonRpcId, ServerRequest>
   /**
    * What a restart must not lose, by {@link keyOfId}: each server request delivered and not yet answered, replaced
-   * by the Client's answer once it is given; the oldest goes past {@link keptRequests}.
+   * by the Client's answer once it is given, with the length of its JSON; the oldest goes past {@link keptRequests}
+   * or `limits.keptRequestBytes`.
    */
-  readonly #kept = new Map<string, JSONRPCMessage>()
+  readonly #kept = new Map<string, {message: JSONRPCMessage; chars: number}>()
+  #keptChars = 0
+  /** Server requests handed to the Client whose answer has not yet been POSTed: the Client's work in progress. */
+  readonly #inClient = new Set<JsonRpcId>()
+  /** Streams waiting for {@link #inClient} to shrink, woken by {@link answerSent}. */
+  readonly #roomWaiters = new Set<() => void>()
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks
+    this.#serverRequests = new RecentMap(memory, hooks.limits.dedupeBytes, (id) => (typeof id === 'string' ? id.length : 0))
+    this.#serverRequests.onOverweight = () => this.#exceeded('dedupeBytes', undefined, undefined)
   }
 
   /**
@@ -106,9 +121,14 @@ export class Inbox {
    */
   recordAnswer(message: JSONRPCMessage): JsonRpcId | undefined {
     const id = responseIdOf(message)
-    if (id === undefined || !this.#serverRequests.has(id)) return undefined
+    if (id === undefined) return undefined
+    if (!this.#serverRequests.has(id)) {
+      // Forgotten meanwhile (many newer ones came): no POST will report it sent, so the Client's hold ends here.
+      this.#release(id)
+      return undefined
+    }
     this.#serverRequests.set(id, {answer: message, sending: true})
-    this.#keep(keyOfId(id), message)
+    this.#keep(keyOfId(id), message, JSON.stringify(message).length)
     return id
   }
 
@@ -116,6 +136,36 @@ export class Inbox {
   answerSent(id: JsonRpcId): void {
     const request = this.#serverRequests.get(id)
     if (request !== undefined) request.sending = false
+    this.#release(id)
+  }
+
+  /** Server request `id` is off the Client's hands; streams waiting for room go on once half the room is free. */
+  #release(id: JsonRpcId): void {
+    if (this.#inClient.delete(id) && this.#inClient.size <= (this.#hooks.limits.maxConcurrentAnswers * answersPerSlot) / 2) this.#wakeRoom()
+  }
+
+  /**
+   * Undefined when the Client may be handed another server request now; else a promise that resolves once it
+   * has answered enough of those it holds (or `signal` aborts). A server flooding requests thus waits on its own
+   * stream instead of filling the client's memory with handlers and answers in progress.
+   */
+  roomForRequest(signal: AbortSignal): Promise<void> | undefined {
+    const max = this.#hooks.limits.maxConcurrentAnswers * answersPerSlot
+    if (this.#inClient.size < max) return undefined
+    this.#hooks.onEvent({type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: this.#inClient.size, max, stream: undefined, requestId: undefined})
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        signal.removeEventListener('abort', wake)
+        this.#roomWaiters.delete(wake)
+        resolve()
+      }
+      signal.addEventListener('abort', wake, {once: true})
+      this.#roomWaiters.add(wake)
+    })
+  }
+
+  #wakeRoom(): void {
+    for (const wake of [...this.#roomWaiters]) wake()
   }
 
   /**
@@ -127,17 +177,37 @@ export class Inbox {
     if (id === undefined || this.#serverRequests.has(id)) return false
     const key = keyOfId(id)
     if (this.#kept.has(key)) return false
-    this.#keep(key, message)
+    const chars = JSON.stringify(message).length
+    if (chars > this.#hooks.limits.keptRequestBytes) {
+      // Delivered all the same; only a restart would not hand it over again.
+      this.#exceeded('keptRequestBytes', chars, id)
+      return false
+    }
+    this.#keep(key, message, chars)
     return true
   }
 
-  #keep(key: string, message: JSONRPCMessage): void {
+  #keep(key: string, message: JSONRPCMessage, chars: number): void {
+    this.#unkeep(key)
+    this.#kept.set(key, {message, chars})
+    this.#keptChars += chars
+    while (this.#kept.size > keptRequests || (this.#keptChars > this.#hooks.limits.keptRequestBytes && this.#kept.size > 1)) {
+      const [oldest, {message: dropped}] = this.#kept.entries().next().value!
+      if (this.#kept.size <= keptRequests) this.#exceeded('keptRequestBytes', this.#keptChars, requestIdOf(dropped) ?? responseIdOf(dropped))
+      this.#unkeep(oldest)
+      this.#hooks.forgetKept(oldest)
+    }
+  }
+
+  #unkeep(key: string): void {
+    const kept = this.#kept.get(key)
+    if (kept === undefined) return
     this.#kept.delete(key)
-    this.#kept.set(key, message)
-    if (this.#kept.size <= keptRequests) return
-    const oldest = this.#kept.keys().next().value!
-    this.#kept.delete(oldest)
-    this.#hooks.forgetKept(oldest)
+    this.#keptChars -= kept.chars
+  }
+
+  #exceeded(limit: 'dedupeBytes' | 'keptRequestBytes', size: number | undefined, requestId: JsonRpcId | undefined): void {
+    this.#hooks.onEvent({type: 'limit-exceeded', limit, size, max: this.#hooks.limits[limit], stream: undefined, requestId})
   }
 
   /**
@@ -156,7 +226,7 @@ export class Inbox {
         this.#serverRequests.set(id, {answer: undefined, sending: false})
         unanswered.push(message)
       } else continue
-      this.#keep(key, message)
+      this.#keep(key, message, JSON.stringify(message).length)
     }
     return unanswered
   }
@@ -215,6 +285,7 @@ export class Inbox {
       return undefined
     }
     this.#serverRequests.set(requestId, {answer: undefined, sending: false})
+    this.#inClient.add(requestId)
     this.#hooks.deliver(message)
     return undefined
   }
@@ -244,6 +315,9 @@ export class Inbox {
   forgetServerRequests(): void {
     this.#serverRequests.clear()
     this.#kept.clear()
+    this.#keptChars = 0
+    this.#inClient.clear()
+    this.#wakeRoom()
   }
 
   #close(wireId: number, pending: Pending): void {

@@ -4,8 +4,8 @@ export {TransportError, isTransportError, transportErrorCodeOf, type TransportEr
 export type {FetchLike} from './http.ts'
 export type {ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
-export type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
-export type {CallRecord} from './persistence/records.ts'
+export {defaultLimits, type LimitName, type LimitOptions} from './limits.ts'
+export type {CallRecord, ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './jsonrpc.ts'
 export {
   classifyDeleteAnswer,

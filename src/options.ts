@@ -1,6 +1,7 @@
 import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './backoff.ts'
 import type {TransportEvent} from './events.ts'
 import type {FetchLike, HttpClient} from './http.ts'
+import {resolveLimits, type LimitOptions, type Limits} from './limits.ts'
 import {storeNamespace} from './namespace.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
 import {createRedactor, defaultSecretHeaders} from './redaction.ts'
@@ -99,6 +100,18 @@ export interface ResumableHTTPClientTransportOptions {
    * @defaultValue false
    */
   terminateOnClose?: boolean | undefined
+  /** Caps on what the server controls: see {@link LimitOptions} for each default. */
+  limits?: LimitOptions | undefined
+  /**
+   * How long one call of `store` (get, set, delete, list) may take. A call that fails or takes longer is
+   * reported once (`store-error`), and the transport then carries on in memory: it makes no further call to that
+   * store, keeps its session, cursors and server requests in this process only, and every write it would have
+   * waited for counts as done. `connect()`, `send()` and `close()` thus never wait on a store for longer than
+   * this. A restart resumes from what the store held before the failure; the next transport tries the store
+   * again. `Infinity` waits for ever.
+   * @defaultValue 5000
+   */
+  storeTimeoutMs?: number | undefined
 }
 
 /**
@@ -132,6 +145,8 @@ export interface ResolvedOptions {
   resumeTimeoutMs: number
   onEvent: (event: TransportEvent) => void
   terminateOnClose: boolean
+  limits: Limits
+  storeTimeoutMs: number
 }
 
 export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOptions = {}): ResolvedOptions {
@@ -149,6 +164,10 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
   const resumeTimeoutMs = options.resumeTimeoutMs ?? 60_000
   if (Number.isNaN(resumeTimeoutMs) || resumeTimeoutMs <= 0) {
     throw new TypeError(`options.resumeTimeoutMs must be a number > 0 (Infinity: no deadline), got ${String(resumeTimeoutMs)}`)
+  }
+  const storeTimeoutMs = options.storeTimeoutMs ?? 5000
+  if (Number.isNaN(storeTimeoutMs) || storeTimeoutMs <= 0) {
+    throw new TypeError(`options.storeTimeoutMs must be a number > 0 (Infinity: no deadline), got ${String(storeTimeoutMs)}`)
   }
   const requestInit = options.requestInit ?? {}
   return Object.freeze({
@@ -169,6 +188,8 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     resumeTimeoutMs,
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
     terminateOnClose: options.terminateOnClose ?? false,
+    limits: resolveLimits(options.limits),
+    storeTimeoutMs,
   })
 }
 
@@ -195,6 +216,7 @@ function originOf(entry: string): string {
 const known = new Set<string>([
   'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
   'durability', 'resumeTimeoutMs', 'terminateOnClose', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
+  'limits', 'storeTimeoutMs',
 ])
 
 /**

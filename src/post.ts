@@ -1,10 +1,11 @@
 import type {JSONRPCMessage, JSONRPCResultResponse} from '@modelcontextprotocol/sdk/types.js'
 import {classifyPostAnswer} from './decision.ts'
 import {isTransportError, neverConnected, TransportError} from './errors.ts'
+import type {AnswerQueue} from './answer-queue.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
 import {keyOfId, type Inbox} from './inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, type JsonRpcId} from './jsonrpc.ts'
-import type {CallRecord} from './persistence/records.ts'
+import type {CallRecord} from './events.ts'
 import type {Session} from './session.ts'
 import type {OpenStreams} from './streams/open-streams.ts'
 import {requestKey, type Stream, type StreamInit} from './streams/stream.ts'
@@ -30,6 +31,8 @@ export interface PostHost {
   readonly session: Session
   readonly inbox: Inbox
   readonly streams: OpenStreams
+  /** Where answers and notifications wait when `limits.maxConcurrentAnswers` are on their way. */
+  readonly answers: AnswerQueue
   addStream(init: StreamInit): Stream
   /** Ends the session (a new one is being initialized); resolves when its records are gone. */
   endSession(error: TransportError): Promise<void>
@@ -87,7 +90,9 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   const stream = requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined, onCursor})
   if (requestId !== undefined) message = inbox.registerRequest(message, requestId)
   const what = `${method ?? 'request'} ${String(clientId)}`
-  await post(host, {message, method, what, requestId, stream, answers}, stream?.controller.signal ?? lifetime)
+  const outgoing: Outgoing = {message, method, what, requestId, stream, answers}
+  if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
+  else await host.answers.run((signal) => post(host, outgoing, signal), lifetime)
 }
 
 /**

@@ -2,14 +2,15 @@ import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/sh
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportCallbacks} from './callbacks.ts'
 import {classifyDeleteAnswer} from './decision.ts'
+import {AnswerQueue} from './answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
-import {zeroMetrics, type TransportEvent, type TransportMetrics} from './events.ts'
+import {zeroMetrics, type CallRecord, type TransportEvent, type TransportMetrics} from './events.ts'
 import {discard, exchange, httpError, type HttpClient} from './http.ts'
 import {send, type PostHost} from './post.ts'
 import {Inbox, keyOfId} from './inbox.ts'
 import {requestIdOf, responseIdOf} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
-import {SessionRecords, type CallRecord} from './persistence/records.ts'
+import {SessionRecords} from './persistence/records.ts'
 import type {JsonValue} from './persistence/store.ts'
 import {Session} from './session.ts'
 import {StreamLifecycle, type LifecycleHost, type Opening} from './streams/lifecycle.ts'
@@ -45,21 +46,20 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#options = resolveOptions(url, options)
     this.#http = this.#options.http
     this.#sessionIdOption = this.#options.sessionId
-    let storeFailed = false
-    this.#records = new SessionRecords(this.#options.store, this.#options.namespace, (error, key) => {
-      this.#emit({type: 'store-error', key, error})
-      // Persistence lost is said once where the app looks (onerror); every later failure is an event.
-      if (!storeFailed) this.report(new TransportError('store', `The store failed: ${asError(error).message}; going on without persistence for it`, {cause: error}))
-      storeFailed = true
+    this.#records = new SessionRecords(this.#options, (event) => {
+      this.#emit(event)
+      // Persistence lost is said where the app looks too (onerror); the records report it once.
+      if (event.type === 'store-error') this.report(new TransportError('store', `The store failed: ${asError(event.error).message}; going on without it`, {cause: event.error}))
     })
     this.#session = new Session(this.#records)
-    this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task))
+    this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task), {limits: this.#options.limits, emit: (event) => this.#emit(event)})
     this.#inbox = new Inbox({
       deliver: (message) => this.deliver(message),
       resendAnswer: (answer) => this.#track(this.#resend(answer)),
       onEvent: (event) => this.#emit(event),
       forgetKept: (key) => this.#track(this.#session.keep(key, undefined)),
       metrics: this.#metrics,
+      limits: this.#options.limits,
     })
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
@@ -68,6 +68,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       session: this.#session,
       inbox: this.#inbox,
       streams: this.#streams,
+      answers: new AnswerQueue(this.#options.limits.maxConcurrentAnswers, (event) => this.#emit(event)),
       addStream: (init) => this.#addStream(init),
       endSession: (error) => this.#endSession(error).cleared,
       follow: (stream, body) => this.#track(this.#lifecycle.follow(stream, body)),
@@ -92,10 +93,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     return this.#session.protocolVersion
   }
 
-  /**
-   * The server's answer to `initialize`: kept with the session, so a process that re-attaches (and whose
-   * Client therefore skips `initialize`) can still read the server's capabilities and instructions.
-   */
+  /** The server's answer to `initialize`, kept with the session: a Client that re-attaches is answered with it. */
   get initializeResult(): JsonValue | undefined {
     return this.#session.initializeResult
   }
@@ -193,6 +191,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       stateless: () => this.#session.stateless,
       keepServerRequest: (message) => (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
       take: (message, reemitted, origin) => this.#receive(message, reemitted, origin),
+      roomForRequest: (signal) => this.#inbox.roomForRequest(signal),
       emit: (event) => this.#emit(event),
       report: (error) => this.report(error),
       track: (task) => this.#track(task),

@@ -1,3 +1,7 @@
+import type {CallRecord, TransportEvent} from '../events.ts'
+import {isJsonRpcId} from '../jsonrpc.ts'
+import {isSendableEventId} from '../limits.ts'
+import type {ResolvedOptions} from '../options.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
 /**
@@ -21,14 +25,6 @@ export interface SessionRecord {
   requestIdsReserved: number
 }
 
-/** The request a response stream answers, as the app sent it: lets a later process tell the app whose answer it is. */
-export interface CallRecord {
-  method: string
-  /** The tool, prompt or resource the request names (`params.name` or `params.uri`), when it names one. */
-  name?: string | undefined
-  /** The request ID the Client used (the wire carries another). */
-  clientId: string | number
-}
 
 /** What the transport keeps of one stream: its position, valid only inside the session that produced it. */
 export interface StreamRecord {
@@ -37,28 +33,45 @@ export interface StreamRecord {
   call: CallRecord | undefined
 }
 
-type Reporter = (error: unknown, key: string) => void
-
 /** [spec transports, session management] a session ID is visible ASCII; longer than this is no plausible one. */
 const validSessionId = /^[\x21-\x7E]{1,1024}$/
+/** A protocol version is a date (2025-11-25); longer than this is no plausible one. */
+const maxProtocolVersion = 64
+/**
+ * The highest `requestIdsReserved` taken from a store: a process counts wire IDs up from it, and past 2^53 two
+ * requests would share one (1e20 + 1 === 1e20). Leaves room for 2^52 requests.
+ */
+const maxReservedWireId = 2 ** 52
+
+/** Thrown by a store call once the store has failed: the transport carries on in memory. */
+const inMemory = new Error('the store failed before: carrying on in memory')
+
+export type RecordsOptions = Pick<ResolvedOptions, 'store' | 'namespace' | 'storeTimeoutMs' | 'limits'>
 
 /**
  * The records of one server (and `storeKey`) in one store. Writes of one record are coalesced: while one is in
  * flight, every later change waits for a single follow-up write of the value as it is then. A store failure is
- * reported, never thrown: losing persistence must not take the live connection down.
+ * reported, never thrown: losing persistence must not take the live connection down. Every store call is
+ * bounded by `storeTimeoutMs`; after the first failure or timeout (one `store-error`) the store is not called
+ * again, and every read finds nothing and every write is done at once (see `storeTimeoutMs`). Every record read
+ * is checked whole; an invalid one is reported (`record-discarded`), not used, and deleted.
  */
 export class SessionRecords {
   readonly #store: ResumptionStore
   readonly #namespace: string
-  readonly #report: Reporter
+  readonly #options: RecordsOptions
+  readonly #emit: (event: TransportEvent) => void
   readonly #writers = new Map<string, CoalescedWriter>()
   /** Writes under way, so that `close()` can wait for them. */
   readonly #writing = new Set<Promise<void>>()
+  /** The store failed or timed out once: it is not called again. */
+  #failed = false
 
-  constructor(store: ResumptionStore, namespace: string, report: Reporter) {
-    this.#store = store
-    this.#namespace = namespace
-    this.#report = report
+  constructor(options: RecordsOptions, emit: (event: TransportEvent) => void) {
+    this.#store = options.store
+    this.#namespace = options.namespace
+    this.#options = options
+    this.#emit = emit
   }
 
   /** The stored session, or undefined when there is none or it is not valid whole (then it is discarded). */
@@ -66,21 +79,17 @@ export class SessionRecords {
     const key = this.#key('session')
     const value = await this.#read(key)
     if (value === undefined) return undefined
-    if (
-      isObject(value) &&
-      typeof value['sessionId'] === 'string' &&
-      validSessionId.test(value['sessionId']) &&
-      optional(value['protocolVersion'], 'string') &&
-      (value['requestIdsReserved'] === undefined || isWireId(value['requestIdsReserved']))
-    ) {
+    const reason = invalidSession(value)
+    if (reason === undefined) {
+      const session = value as {[key: string]: JsonValue}
       return {
-        sessionId: value['sessionId'],
-        protocolVersion: value['protocolVersion'],
-        initializeResult: value['initializeResult'],
-        requestIdsReserved: value['requestIdsReserved'] ?? 0,
+        sessionId: session['sessionId'] as string,
+        protocolVersion: session['protocolVersion'] as string | undefined,
+        initializeResult: session['initializeResult'],
+        requestIdsReserved: (session['requestIdsReserved'] as number | undefined) ?? 0,
       }
     }
-    this.#report(new Error('invalid session record, discarded'), key)
+    this.#emit({type: 'record-discarded', key, reason})
     await this.clearSession()
     return undefined
   }
@@ -97,8 +106,8 @@ export class SessionRecords {
     const session = this.#key('session')
     return this.#write(session, async () => {
       const prefixes = [this.#key('stream:'), this.#key('request:')]
-      for (const prefix of prefixes) for (const key of await this.#store.list(prefix)) await this.#store.delete(key)
-      await this.#store.delete(session)
+      const keys = await Promise.all(prefixes.map((prefix) => this.#call(() => this.#store.list(prefix))))
+      await Promise.all([...keys.flat(), session].map((key) => this.#call(() => this.#store.delete(key))))
     })
   }
 
@@ -106,17 +115,18 @@ export class SessionRecords {
   async loadStreams(sessionId: string): Promise<Map<string, StreamRecord>> {
     const streams = new Map<string, StreamRecord>()
     for (const [streamKey, value] of await this.#loadAll('stream:', sessionId)) {
-      const call = value['call']
-      if (
-        typeof value['lastEventId'] === 'string' &&
-        value['lastEventId'] !== '' &&
-        optional(value['retryMs'], 'number') &&
-        (call === undefined || isCall(call))
-      ) {
-        streams.set(streamKey, {lastEventId: value['lastEventId'], retryMs: value['retryMs'], call})
-      } else {
-        this.#report(new Error(`invalid record of stream ${streamKey}, discarded`), this.#key(`stream:${streamKey}`))
-      }
+      const {lastEventId, retryMs, call} = value
+      const reason =
+        typeof lastEventId !== 'string' || lastEventId === '' ? 'no cursor'
+        : !isSendableEventId(lastEventId, this.#options.limits) ? `a cursor of ${lastEventId.length} characters, or no header value (limits.maxEventIdBytes)`
+        : retryMs !== undefined && !isWireId(retryMs) ? 'a retry that is no whole number of milliseconds'
+        : call !== undefined && !isCall(call) ? 'a call that is not one'
+        : undefined
+      if (reason === undefined) {
+        // A `retry` stored under a higher cap is cut to this one.
+        const retry = retryMs === undefined ? undefined : Math.min(retryMs as number, this.#options.limits.maxRetryMs)
+        streams.set(streamKey, {lastEventId: lastEventId as string, retryMs: retry, call: call as CallRecord | undefined})
+      } else this.#discard(this.#key(`stream:${streamKey}`), `invalid record of stream ${streamKey}: ${reason}`)
     }
     return streams
   }
@@ -140,7 +150,9 @@ export class SessionRecords {
   async loadServerRequests(sessionId: string): Promise<Map<string, JsonValue>> {
     const kept = new Map<string, JsonValue>()
     for (const [id, value] of await this.#loadAll('request:', sessionId)) {
-      if (value['message'] !== undefined) kept.set(id, value['message'])
+      const message = value['message']
+      if (isObject(message) && isJsonRpcId(parsedId(id))) kept.set(id, message)
+      else this.#discard(this.#key(`request:${id}`), 'not a JSON-RPC message under a JSON-RPC ID')
     }
     return kept
   }
@@ -156,16 +168,16 @@ export class SessionRecords {
     const records = new Map<string, {[key: string]: JsonValue}>()
     let keys: string[]
     try {
-      keys = await this.#store.list(prefix)
+      keys = await this.#call(() => this.#store.list(prefix))
     } catch (error) {
-      this.#report(error, prefix)
+      this.#failure(error, prefix)
       return records
     }
     for (const key of keys) {
       const value = await this.#read(key)
       if (value === undefined) continue
       if (!isObject(value) || typeof value['sessionId'] !== 'string') {
-        this.#report(new Error('invalid record, discarded'), key)
+        this.#discard(key, 'a record that names no session')
         continue
       }
       if (value['sessionId'] === sessionId) records.set(key.slice(prefix.length), value)
@@ -181,7 +193,7 @@ export class SessionRecords {
     let writer = this.#writers.get(key)
     if (writer === undefined) {
       writer = new CoalescedWriter((value) =>
-        this.#write(key, () => (value === undefined ? this.#store.delete(key) : this.#store.set(key, value))),
+        this.#write(key, () => this.#call(() => (value === undefined ? this.#store.delete(key) : this.#store.set(key, value)))),
       )
       this.#writers.set(key, writer)
     }
@@ -195,11 +207,52 @@ export class SessionRecords {
 
   async #read(key: string): Promise<JsonValue | undefined> {
     try {
-      return await this.#store.get(key)
+      return await this.#call(() => this.#store.get(key))
     } catch (error) {
-      this.#report(error, key)
+      this.#failure(error, key)
       return undefined
     }
+  }
+
+  /** An invalid record: reported, and deleted so that it is not met again. */
+  #discard(key: string, reason: string): void {
+    this.#emit({type: 'record-discarded', key, reason})
+    void this.#write(key, () => this.#call(() => this.#store.delete(key)))
+  }
+
+  /**
+   * One store call, bounded by `storeTimeoutMs`. A store that throws, rejects or does not answer in time is not
+   * called again: its late answer is ignored (and its rejection handled).
+   */
+  #call<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.#failed) return Promise.reject(inMemory)
+    // A store that throws instead of rejecting throws to the caller: it fails the same way.
+    const call = operation()
+    const limit = this.#options.storeTimeoutMs
+    // setTimeout fires at once past 2^31 - 1 ms: such a bound is no bound.
+    if (limit >= 2 ** 31) return call
+    // Settled directly rather than raced: a store that answers costs no more turns than without a bound.
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`The store did not answer within ${limit} ms (storeTimeoutMs)`)), limit)
+      call.then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the store's own reason, passed on
+          reject(error)
+        },
+      )
+    })
+  }
+
+  /** The first failure of the store is reported; the transport then carries on in memory. */
+  #failure(error: unknown, key: string): void {
+    if (this.#failed) return
+    this.#failed = true
+    this.#emit({type: 'store-error', key, error})
   }
 
   /** Resolves once every write started so far is done. */
@@ -212,7 +265,7 @@ export class SessionRecords {
       try {
         await operation()
       } catch (error) {
-        this.#report(error, key)
+        this.#failure(error, key)
       }
     })()
     this.#writing.add(write)
@@ -248,6 +301,27 @@ class CoalescedWriter {
       this.#inFlight = undefined
     })
     return this.#inFlight
+  }
+}
+
+/** Why a stored session cannot be used, or undefined when it can. */
+function invalidSession(value: JsonValue): string | undefined {
+  if (!isObject(value)) return 'a session record that is not an object'
+  const {sessionId, protocolVersion, requestIdsReserved} = value
+  if (typeof sessionId !== 'string' || !validSessionId.test(sessionId)) return 'a session ID that is not 1 to 1024 visible ASCII characters'
+  if (protocolVersion !== undefined && (typeof protocolVersion !== 'string' || protocolVersion.length > maxProtocolVersion)) return 'an invalid protocol version'
+  if (requestIdsReserved !== undefined && !(isWireId(requestIdsReserved) && requestIdsReserved <= maxReservedWireId)) {
+    return `requestIdsReserved that is not a whole number from 0 to 2^52`
+  }
+  return undefined
+}
+
+/** The JSON-RPC ID a server request's key names (`JSON.stringify` of it), or undefined. */
+function parsedId(key: string): unknown {
+  try {
+    return JSON.parse(key)
+  } catch {
+    return undefined
   }
 }
 

@@ -6,9 +6,7 @@ export interface SseBatch {
   retryMs: number | undefined
 }
 
-/** Past this, an event that never ends is a protocol error rather than a memory leak. */
-const maxEventCharacters = 64 * 1024 * 1024
-/** Events read ahead of the consumer at most: memory stays bounded when it is slower than the network. */
+/** Events read ahead of the consumer at most (and `maxEventBytes` of them): memory stays bounded when it is slower than the network. */
 const maxEventsAhead = 8192
 
 /**
@@ -21,7 +19,11 @@ export class EventBatches {
   readonly #signal: AbortSignal
   readonly #onAbort: () => void
   readonly #reading: Promise<void>
+  readonly #maxEventBytes: number
+  readonly #tooLarge: () => void
   #events: EventSourceMessage[] = []
+  /** The characters of {@link #events}: reading pauses past `maxEventBytes` of them. */
+  #eventsChars = 0
   #retryMs: number | undefined
   #ended: {failure: unknown} | undefined
   #closed = false
@@ -30,7 +32,13 @@ export class EventBatches {
   /** Wakes the reader when the consumer took events. */
   #drained: (() => void) | undefined
 
-  constructor(body: ReadableStream<Uint8Array>, signal: AbortSignal) {
+  /**
+   * `maxEventBytes`: past this an event fails the read (after `tooLarge` is called), so that an event that never
+   * ends is a failed connection rather than a memory leak; events read ahead are held to it too.
+   */
+  constructor(body: ReadableStream<Uint8Array>, signal: AbortSignal, maxEventBytes: number, tooLarge: () => void) {
+    this.#maxEventBytes = maxEventBytes
+    this.#tooLarge = tooLarge
     this.#reader = body.getReader()
     this.#signal = signal
     // Not every fetch ends the body when its signal aborts (mocks, some polyfills): cancel the read ourselves.
@@ -45,6 +53,7 @@ export class EventBatches {
     if (this.#events.length === 0 && this.#retryMs === undefined) return undefined
     const batch = {events: this.#events, retryMs: this.#retryMs}
     this.#events = []
+    this.#eventsChars = 0
     this.#retryMs = undefined
     wake(this.#drained)
     return batch
@@ -72,6 +81,7 @@ export class EventBatches {
   async close(): Promise<void> {
     this.#closed = true
     this.#events = []
+    this.#eventsChars = 0
     wake(this.#drained)
     this.#signal.removeEventListener('abort', this.#onAbort)
     // Not awaited: a cancel can wait on a source that never answers; the pending read ends regardless.
@@ -82,13 +92,18 @@ export class EventBatches {
   async #read(): Promise<void> {
     let parseError: Error | undefined
     const parser = createParser({
-      onEvent: (event) => this.#events.push(event),
+      onEvent: (event) => {
+        this.#events.push(event)
+        this.#eventsChars += event.data.length + (event.id?.length ?? 0)
+      },
       // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
       onRetry: (value) => (this.#retryMs = value),
       onError: (error) => {
-        if (error.type === 'max-buffer-size-exceeded') parseError = error
+        if (error.type !== 'max-buffer-size-exceeded') return
+        parseError = error
+        this.#tooLarge()
       },
-      maxBufferSize: maxEventCharacters,
+      maxBufferSize: this.#maxEventBytes,
     })
     const decoder = new TextDecoder()
     try {
@@ -98,7 +113,7 @@ export class EventBatches {
         parser.feed(decoder.decode(value, {stream: true}))
         if (parseError !== undefined) throw parseError
         wake(this.#arrived)
-        while (this.#events.length >= maxEventsAhead) await new Promise<void>((resolve) => (this.#drained = resolve))
+        while (this.#events.length >= maxEventsAhead || this.#eventsChars >= this.#maxEventBytes) await new Promise<void>((resolve) => (this.#drained = resolve))
       }
       this.#ended = {failure: undefined}
     } catch (failure) {

@@ -38,9 +38,6 @@ import type {Connection, Stream} from './stream.ts'
  * An abort (close, cancellation, the session ending) stops it at any step, silently: whoever aborted accounts for it.
  */
 
-/** The longest `Retry-After` obeyed: a server must not be able to park a stream for ever. */
-const maxRetryAfterMs = 120_000
-
 /** How a stream that has no connection yet starts. */
 export type Opening =
   /** The standalone stream, first opened after `notifications/initialized`: a GET without cursor. */
@@ -61,7 +58,7 @@ type Plan = {branch: ReconnectBranch | 'open'; lastEventId: string | undefined} 
 /** What the state machine needs from the transport. */
 export interface LifecycleHost {
   readonly http: HttpClient
-  readonly options: Pick<ResolvedOptions, 'reconnect' | 'resumeTimeoutMs'>
+  readonly options: Pick<ResolvedOptions, 'reconnect' | 'resumeTimeoutMs' | 'limits'>
   readonly metrics: TransportMetrics
   sessionId(): string | undefined
   protocolVersion(): string | undefined
@@ -257,7 +254,7 @@ export class StreamLifecycle {
       return this.#read({stream, branch, resumed: lastEventId !== undefined}, response.body!)
     }
     if (answer === 'transient') {
-      const wait = retryAfterMs(response.headers.get('retry-after'), maxRetryAfterMs)
+      const wait = retryAfterMs(response.headers.get('retry-after'), host.options.limits.maxRetryMs)
       if (wait !== undefined) stream.retryAfterUntil = Date.now() + wait
       throw await httpError(host.http, response, what)
     }

@@ -1,6 +1,6 @@
 import {TransportError} from '../errors.ts'
 import type {SessionRecords} from '../persistence/records.ts'
-import {Stream, type StreamInit} from './stream.ts'
+import {Stream, type StreamCaps, type StreamInit} from './stream.ts'
 
 /** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
 const streamOver = new TransportError('aborted', 'The stream is over')
@@ -19,21 +19,23 @@ export class OpenStreams {
   readonly #records: SessionRecords
   readonly #sessionId: () => string | undefined
   readonly #track: (task: Promise<void>) => void
+  readonly #caps: StreamCaps
   readonly #streams = new Map<string, Stream>()
   /** Streams whose record may exist in the store: only those have one to delete. */
   readonly #stored = new Set<string>()
   /** Cursor writes put off by {@link saveCursorSoon}. */
   readonly #soon = new Map<Stream, ReturnType<typeof setTimeout>>()
 
-  constructor(records: SessionRecords, sessionId: () => string | undefined, track: (task: Promise<void>) => void) {
+  constructor(records: SessionRecords, sessionId: () => string | undefined, track: (task: Promise<void>) => void, caps: StreamCaps) {
     this.#records = records
+    this.#caps = caps
     this.#sessionId = sessionId
     this.#track = track
   }
 
   /** A new stream, aborted with `lifetime`. */
   add(lifetime: AbortSignal, init: StreamInit): Stream {
-    const stream = new Stream(lifetime, init)
+    const stream = new Stream(lifetime, init, this.#caps)
     this.#streams.set(stream.key, stream)
     if (init.stored !== undefined) this.#stored.add(stream.key)
     return stream

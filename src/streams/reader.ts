@@ -4,7 +4,7 @@ import type {TransportEvent, TransportMetrics} from '../events.ts'
 import {methodOf, parseMessages, requestIdOf, responseIdOf} from '../jsonrpc.ts'
 import type {ResolvedOptions} from '../options.ts'
 import {EventBatches, type SseBatch} from './event-batches.ts'
-import type {CallRecord} from '../persistence/records.ts'
+import type {CallRecord} from '../events.ts'
 import type {OpenStreams} from './open-streams.ts'
 import {watchSilence} from './silence.ts'
 import type {Connection, Stream} from './stream.ts'
@@ -23,7 +23,7 @@ export type ReadOutcome =
 /** What reading needs from the transport. */
 export interface ReaderHost {
   readonly metrics: TransportMetrics
-  readonly options: Pick<ResolvedOptions, 'durability' | 'resumeTimeoutMs' | 'reconnect' | 'http'>
+  readonly options: Pick<ResolvedOptions, 'durability' | 'resumeTimeoutMs' | 'reconnect' | 'http' | 'limits'>
   /** The session events are read in, and whether the era has event IDs at all. */
   sessionId(): string | undefined
   stateless(): boolean
@@ -33,6 +33,8 @@ export interface ReaderHost {
   keepServerRequest(message: JSONRPCMessage): Promise<void> | undefined
   /** Hands one message to the Client, de-duplicated; a response marks the stream of its request answered. */
   take(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void
+  /** Undefined when a server request may be handed to the Client now; else when it may (see `Inbox.roomForRequest`). */
+  roomForRequest?(signal: AbortSignal): Promise<void> | undefined
   emit(event: TransportEvent): void
   report(error: unknown): void
   track(task: Promise<void>): void
@@ -55,7 +57,9 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
   const reemitted = connection.branch === 'session-resumption'
   const openedAt = Date.now()
   const silence = watchSilence(connection, host.options.resumeTimeoutMs)
-  const batches = new EventBatches(body, silence?.signal ?? stream.controller.signal)
+  const batches = new EventBatches(body, silence?.signal ?? stream.controller.signal, host.options.limits.maxEventBytes, () =>
+    stream.exceeded('maxEventBytes', undefined),
+  )
   let received = 0
   try {
     let ready: Prepared | undefined
@@ -97,20 +101,18 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
 function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: SseBatch): Prepared {
   const {stream} = connection
   // [spec 2025-11-25 transports] `retry` is per stream.
-  if (retryMs !== undefined) stream.retryMs = retryMs
+  if (retryMs !== undefined) stream.setRetry(retryMs)
   let cursorMoved = retryMs !== undefined
   const data: string[] = []
   const sessionId = host.sessionId()
   const tracksIds = !host.stateless()
   for (const event of events) {
     if (event.id !== undefined && tracksIds) {
-      if (event.id !== '' && !stream.seen.addIfNew(event.id, true)) {
+      if (stream.arrived(event.id, sessionId) === 'duplicate') {
         host.metrics.duplicatesDropped++
         host.emit({type: 'duplicate-dropped', what: 'event', id: event.id})
         continue
       }
-      // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
-      stream.advance(event.id, sessionId)
       cursorMoved = true
     }
     // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
@@ -155,11 +157,14 @@ function parseInto(host: ReaderHost, messages: JSONRPCMessage[], data: string): 
  * [SDK interop] the SDK Client dispatches a notification one microtask after receiving it but settles a response
  * at once, so a request's last progress and its response in one turn would lose the progress.
  */
-export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit'>, messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
+export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomForRequest'>, messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
   let delivered = false
   for (const message of messages) {
     const responseId = responseIdOf(message)
     if (delivered && responseId !== undefined) await Promise.resolve()
+    // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
+    const room = stream === undefined || requestIdOf(message) === undefined ? undefined : host.roomForRequest?.(stream.controller.signal)
+    if (room !== undefined) await room
     stream?.controller.signal.throwIfAborted()
     if (stream?.orphan === true && responseId === undefined && requestIdOf(message) === undefined) {
       // Progress and logs of a request this process never made would only confuse the Client.

@@ -1,11 +1,19 @@
 import type {ReconnectBranch, ReconnectInput} from '../decision.ts'
 import type {TransportError} from '../errors.ts'
-import type {StreamKind} from '../events.ts'
-import type {CallRecord, StreamRecord} from '../persistence/records.ts'
+import type {StreamKind, TransportEvent} from '../events.ts'
+import {isSendableEventId, type Limits} from '../limits.ts'
+import type {CallRecord} from '../events.ts'
+import type {StreamRecord} from '../persistence/records.ts'
 import {RecentMap} from '../recent-map.ts'
 
 /** Event IDs remembered per stream to drop replayed duplicates. */
 const seenEventIds = 1024
+
+/** The caps a stream enforces, and where it reports a breach. */
+export interface StreamCaps {
+  readonly limits: Pick<Limits, 'maxEventBytes' | 'maxEventIdBytes' | 'dedupeBytes' | 'maxRetryMs'>
+  emit(event: TransportEvent): void
+}
 
 /** How a stream is known before it has a connection. */
 export interface StreamInit {
@@ -36,7 +44,9 @@ export class Stream {
   readonly #onCursor: ((eventId: string) => void) | undefined
   /** Aborts this stream alone; aborted too when the transport closes. */
   readonly controller = new AbortController()
-  readonly seen = new RecentMap<string, true>(seenEventIds)
+  /** Event IDs seen lately, bounded in count and in characters (`limits.dedupeBytes`). */
+  readonly #seen: RecentMap<string, true>
+  readonly #caps: StreamCaps
   /** [spec 2025-11-25 transports] the wait before reconnecting this stream, from its own `retry` field. */
   retryMs: number | undefined
   /** Its request's response was delivered: the stream has nothing more to bring. */
@@ -51,7 +61,7 @@ export class Stream {
   #cursorSession: string | undefined
   #refused = false
 
-  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored, onCursor}: StreamInit) {
+  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored, onCursor}: StreamInit, caps: StreamCaps) {
     this.key = kind === 'standalone' ? 'standalone' : requestKey(requestId!)
     this.kind = kind
     this.requestId = requestId
@@ -61,21 +71,48 @@ export class Stream {
     this.#lastEventId = stored?.record.lastEventId
     this.#cursorSession = stored?.sessionId
     this.retryMs = stored?.record.retryMs
+    this.#caps = caps
+    this.#seen = new RecentMap(seenEventIds, caps.limits.dedupeBytes, (id) => id.length)
+    this.#seen.onOverweight = () => this.exceeded('dedupeBytes', undefined)
     // The listener goes away with the stream: a long-lived transport does not collect one per request.
     lifetime.addEventListener('abort', () => this.controller.abort(lifetime.reason), {once: true, signal: this.controller.signal})
   }
 
-  /** An event with an ID arrived in `sessionId`: it is the new position, valid even after a refused one. */
-  advance(lastEventId: string, sessionId: string | undefined): void {
-    this.#lastEventId = lastEventId
+  /**
+   * An event with ID `id` arrived in `sessionId`. `duplicate`: it was seen lately, drop it. Else it is the new
+   * position, valid even after a refused one; an ID that cannot be sent back (longer than `maxEventIdBytes`, or
+   * no header value) is reported and not remembered, and leaves the stream not resumable until the next valid ID.
+   */
+  arrived(id: string, sessionId: string | undefined): 'new' | 'duplicate' {
+    let position = id
+    // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
+    if (id !== '' && !isSendableEventId(id, this.#caps.limits)) {
+      this.exceeded('maxEventIdBytes', id.length)
+      position = ''
+    } else if (id !== '' && !this.#seen.addIfNew(id, true)) return 'duplicate'
+    this.#lastEventId = position
     this.#cursorSession = sessionId
     this.#refused = false
-    if (this.#onCursor === undefined || lastEventId === '') return
-    try {
-      this.#onCursor(lastEventId)
-    } catch {
-      // The app's callback; its failure is not the stream's.
+    if (this.#onCursor !== undefined && position !== '') {
+      try {
+        this.#onCursor(position)
+      } catch {
+        // The app's callback; its failure is not the stream's.
+      }
     }
+    return 'new'
+  }
+
+  /** [spec 2025-11-25 transports] the server's `retry` for this stream, cut to `limits.maxRetryMs` (reported). */
+  setRetry(retryMs: number): void {
+    const max = this.#caps.limits.maxRetryMs
+    if (retryMs > max) this.exceeded('maxRetryMs', retryMs)
+    this.retryMs = Math.min(retryMs, max)
+  }
+
+  /** Reports that something this stream brought went past `limit`. */
+  exceeded(limit: keyof StreamCaps['limits'], size: number | undefined): void {
+    this.#caps.emit({type: 'limit-exceeded', limit, size, max: this.#caps.limits[limit], stream: this.kind, requestId: this.requestId})
   }
 
   /** The server refused the cursor it was sent: that cursor is never sent again. */

@@ -89,7 +89,7 @@ describe('bad data from the server', () => {
 })
 
 describe('a misbehaving app', () => {
-  it.each(['throws', 'rejects'] as const)('a store that %s on every call is reported as store-error; the connection keeps working', async (how) => {
+  it.each(['throws', 'rejects'] as const)('a store that %s on every call is reported once as store-error; the connection keeps working in memory', async (how) => {
     const broken = (operation: string): Promise<never> => {
       const error = new Error(`store ${operation} failed`)
       if (how === 'throws') throw error
@@ -105,10 +105,8 @@ describe('a misbehaving app', () => {
     expect(answer.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
 
     expect(transport.metrics.streamResumptions).toBe(1)
-    const failures = eventsOf(events, 'store-error')
-    expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store get failed')})
-    expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store set failed')})
-    expect(failures).toContainEqual({type: 'store-error', key: expect.stringMatching(/#stream:request:\d+$/), error: new Error('store set failed')})
+    // Once failed, the store is not called again: one report, and the transport carries on in memory.
+    expect(eventsOf(events, 'store-error')).toEqual([{type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store get failed')}])
     await client.close()
   })
 

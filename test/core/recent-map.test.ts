@@ -23,4 +23,22 @@ describe('RecentMap: the bounded memory behind de-duplication', () => {
       }),
     )
   })
+
+  it('weighs what it remembers: never more than maxBytes plus two keys, however few keys that is', () => {
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 200}), fc.array(fc.string({maxLength: 60}), {maxLength: 300}), (maxBytes, keys) => {
+        const recent = new RecentMap<string, true>(1000, maxBytes, (key) => key.length)
+        const added: string[] = []
+        for (const key of keys) {
+          if (!added.includes(key)) expect(recent.addIfNew(key, true)).toBe(true)
+          else recent.addIfNew(key, true)
+          added.push(key)
+          const weight = [...recent.entries()].reduce((sum, [remembered]) => sum + remembered.length, 0)
+          expect(weight).toBeLessThanOrEqual(maxBytes + 2 * 60)
+        }
+        // The last key is always remembered.
+        if (keys.length > 0) expect(recent.has(keys.at(-1)!)).toBe(true)
+      }),
+    )
+  })
 })

@@ -133,7 +133,7 @@ describe('README', () => {
         const value = /@defaultValue (.*)$/m.exec(doc!)?.[1]
         return value === undefined ? [] : [[`${prefix}${property!}`, value]]
       })
-    const documented = new Map([...defaults('ResumableHTTPClientTransportOptions', ''), ...defaults('ReconnectOptions', 'reconnect.')])
+    const documented = new Map([...defaults('ResumableHTTPClientTransportOptions', ''), ...defaults('ReconnectOptions', 'reconnect.'), ...defaults('LimitOptions', 'limits.')])
     const plain = (text: string): string => text.replaceAll('`', '').trim()
     const section = readme.slice(readme.indexOf('## Options'))
     const rows = /^\|.*\|\n\|[-|]+\|\n((?:\|.*\|\n)+)/m.exec(section)![1]!.trim().split('\n').map((row) => row.split('|').slice(1, 3).map(plain))

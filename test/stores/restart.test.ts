@@ -229,7 +229,8 @@ describe('a corrupt store', () => {
     const store = new MemoryStore()
     await store.set(`mcp-resumable-http:${url}#session`, record)
     const {transport, events, client} = await connect({store})
-    expect(eventsOf(events, 'store-error')).toHaveLength(1)
+    expect(eventsOf(events, 'record-discarded')).toHaveLength(1)
+    expect(eventsOf(events, 'store-error')).toHaveLength(0)
     expect(transport.sessionId).toBe('session-1')
     expect(mock.requests('POST', 'initialize')).toHaveLength(1)
     await client.close()
@@ -244,7 +245,7 @@ describe('a corrupt store', () => {
     const after = await connect({store})
     await until(() => mock.requests('GET').length === 2)
     expect(mock.requests('GET').every((entry) => entry.lastEventId === undefined)).toBe(true)
-    expect(eventsOf(after.events, 'store-error')).toHaveLength(1)
+    expect(eventsOf(after.events, 'record-discarded')).toHaveLength(1)
     await after.client.close()
   })
 

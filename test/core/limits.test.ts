@@ -1,0 +1,211 @@
+/**
+ * Caps on what the server controls: each is reached by a server behaving badly, and each breach is a
+ * `limit-exceeded` event, never a crash, a hang or unbounded memory.
+ */
+import {http} from 'msw'
+import {afterEach, describe, expect, it, vi} from 'vitest'
+import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
+import {defaultLimits, MemoryStore} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {flush, realTurns} from '../fixtures/timing.ts'
+import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
+
+const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('retry from the server', () => {
+  it('a retry of 2147483647 ms is cut to limits.maxRetryMs: the stream resumes within a minute and the call completes', async () => {
+    const mock = useMock()
+    const {client, events} = await connect()
+    await until(() => mock.requests('GET').length === 1)
+    let wireId: unknown
+    answerToolCalls((id) => {
+      wireId = id
+      return sse(['retry: 2147483647\nid: e1\ndata: \n\n'], 'error')
+    })
+    const resumes = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e2', result(wireId as number))])))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    const call = client.callTool({name: 'echo'}, undefined, {timeout: 10 * defaultLimits.maxRetryMs})
+    // The cut comes 10 ms after the event (fake time): from then on, the stream waits its capped retry.
+    await realTurns(() => eventsOf(events, 'limit-exceeded').length === 1)
+    await vi.advanceTimersByTimeAsync(10)
+    await realTurns(() => eventsOf(events, 'reconnect-failed').length === 1)
+    await flush()
+    await vi.advanceTimersByTimeAsync(defaultLimits.maxRetryMs - 100)
+    await flush()
+    expect(resumes).toEqual([])
+    await vi.advanceTimersByTimeAsync(100)
+    await realTurns(() => resumes.length === 1)
+    vi.useRealTimers()
+
+    expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
+    expect(resumes).toEqual([{sessionId: 'session-1', lastEventId: 'e1'}])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([
+      {type: 'limit-exceeded', limit: 'maxRetryMs', size: 2147483647, max: 60_000, stream: 'request', requestId: wireId},
+    ])
+    await client.close()
+  })
+})
+
+const huge = 'x'.repeat(defaultLimits.maxEventIdBytes + 1)
+
+/** Connected; `tools/call` answered with e1, an event whose ID is over the cap, the events of `more`, then a cut. */
+async function overlongIdCall(more: (token: unknown) => string[]) {
+  const mock = useMock()
+  const harness = await connect()
+  await until(() => mock.requests('GET').length === 1)
+  const call: {wireId?: number} = {}
+  answerToolCalls((id, token) => {
+    call.wireId = id as number
+    return sse([frame('e1', progress(token, 1)), frame(huge, progress(token, 2)), ...more(token)], 'error')
+  })
+  return {...harness, mock, call}
+}
+
+describe('event IDs', () => {
+  it('an event ID longer than limits.maxEventIdBytes is never sent back: cut right after it, the call is settled outcome-unknown', async () => {
+    const {client, events, mock, call} = await overlongIdCall(() => [])
+    const gets = interceptGets(mock, () => undefined)
+    const seen: number[] = []
+    const error = await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)}).catch((failure: unknown) => failure)
+
+    expect(codeOf(error)).toBe('outcome-unknown')
+    expect(seen).toEqual([1, 2])
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([
+      {type: 'limit-exceeded', limit: 'maxEventIdBytes', size: huge.length, max: defaultLimits.maxEventIdBytes, stream: 'request', requestId: call.wireId},
+    ])
+    await client.close()
+  })
+
+  it('after an event ID over the cap, the next valid ID makes the stream resumable again', async () => {
+    const {client, events, mock, call} = await overlongIdCall((token) => [frame('e3', progress(token, 3))])
+    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e4', result(call.wireId!))])))
+    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+
+    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([{sessionId: 'session-1', lastEventId: 'e3'}])
+    expect(eventsOf(events, 'limit-exceeded')).toHaveLength(1)
+    await client.close()
+  })
+
+  it('thousands of distinct large event IDs are forgotten by their size, not only by their count', async () => {
+    const mock = useMock()
+    const {client, events} = await connect()
+    await until(() => mock.requests('GET').length === 1)
+    // 1,500 IDs of 4,000 characters: 6 M characters, which the count alone (1,024 to 2,048) would all keep.
+    const ids = Array.from({length: 1500}, (_, n) => `${n}:`.padEnd(4000, 'x'))
+    answerToolCalls((id, token) => sse([...ids.map((eventId, n) => frame(eventId, progress(token, n))), frame('last', result(id))]))
+    let progressed = 0
+    await client.callTool({name: 'echo'}, undefined, {onprogress: () => progressed++})
+
+    expect(progressed).toBe(1500)
+    // Each report is a generation of remembered IDs dropped for its weight: at most dedupeBytes stay.
+    const reports = eventsOf(events, 'limit-exceeded')
+    expect(reports.length).toBeGreaterThanOrEqual(Math.floor((1500 * 4000) / defaultLimits.dedupeBytes))
+    expect(reports.every((event) => event.limit === 'dedupeBytes' && event.max === defaultLimits.dedupeBytes)).toBe(true)
+    await client.close()
+  })
+})
+
+describe('event size', () => {
+  it('an event larger than limits.maxEventBytes fails its connection, reported; the stream resumes from the event before', async () => {
+    const mock = useMock()
+    const {client, events} = await connect({limits: {maxEventBytes: 64 * 1024}})
+    await until(() => mock.requests('GET').length === 1)
+    let wireId: unknown
+    // The large event never ends: without the cap it would be buffered for ever.
+    answerToolCalls((id, token) => {
+      wireId = id
+      return sse([frame('e1', progress(token, 1)), `id: e2\ndata: ${'y'.repeat(32 * 1024)}`, 'y'.repeat(64 * 1024)], 'open')
+    })
+    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e3', result(wireId as number))])))
+    const answer = await client.callTool({name: 'echo'})
+
+    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([{sessionId: 'session-1', lastEventId: 'e1'}])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([
+      {type: 'limit-exceeded', limit: 'maxEventBytes', size: undefined, max: 64 * 1024, stream: 'request', requestId: wireId},
+    ])
+    await client.close()
+  })
+})
+
+describe('a flood of server requests', () => {
+  it('500 pings get every answer, never more than limits.maxConcurrentAnswers answer POSTs open at once, and the stream waits for the Client', async () => {
+    const pings = 500
+    const mock = useMock()
+    let open = 0
+    let most = 0
+    const answered = new Set<unknown>()
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id?: unknown; result?: unknown}
+        if (body.result === undefined) return undefined
+        open++
+        most = Math.max(most, open)
+        await new Promise((resolve) => setTimeout(resolve, 1))
+        answered.add(body.id)
+        open--
+        return new Response(null, {status: 202})
+      }),
+    )
+    interceptGets(mock, () => sse(Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})), 'open'))
+    const {client, events} = await connect()
+    await until(() => answered.size === pings, 20_000)
+
+    expect(most).toBe(defaultLimits.maxConcurrentAnswers)
+    // Both bounds were reached: the answers POSTed at once (8), and the server requests the Client holds
+    // unanswered (8 per answer POST: the stream then waits before handing over the next).
+    const reports = eventsOf(events, 'limit-exceeded')
+    expect(reports.every((event) => event.limit === 'maxConcurrentAnswers')).toBe(true)
+    expect(new Set(reports.map((event) => event.max))).toEqual(new Set([8, 64]))
+    await client.close()
+  }, 20_000)
+})
+
+describe('server requests kept for a restart', () => {
+  it('are bounded by limits.keptRequestBytes, oldest first, one store record each; a larger one is delivered but not kept', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const keptRequestBytes = 50_000
+    const sampling = (n: number, size: number): object => ({
+      jsonrpc: '2.0',
+      id: `s${n}`,
+      method: 'sampling/createMessage',
+      params: {messages: [{role: 'user', content: {type: 'text', text: `${n}`.padEnd(size, '.')}}], maxTokens: 10},
+    })
+    const requests = [...Array.from({length: 10}, (_, n) => sampling(n, 20_000)), sampling(10, 60_000)]
+    interceptGets(mock, () => sse(requests.map((request, n) => frame(`r${n}`, request)), 'open'))
+    const delivered: unknown[] = []
+    const {client, transport, events} = await connect({store, limits: {keptRequestBytes}})
+    // The Client holds every request unanswered, as one waiting for a human would.
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      delivered.push(request.params.messages[0]?.content)
+      return new Promise(() => {})
+    })
+    await until(() => delivered.length === 11)
+    await until(() => eventsOf(events, 'limit-exceeded').length === 9)
+
+    const records = await store.list(`mcp-resumable-http:${url}#request:`)
+    expect(records.sort()).toEqual(['"s8"', '"s9"'].map((id) => `mcp-resumable-http:${url}#request:${id}`))
+    expect(eventsOf(events, 'limit-exceeded').map((event) => [event.limit, event.requestId])).toEqual([
+      ...Array.from({length: 8}, (_, n) => ['keptRequestBytes', `s${n}`]),
+      ['keptRequestBytes', 's10'],
+    ])
+    await transport.close()
+  })
+})
+
+describe('options', () => {
+  it.each([
+    [{maxEventBytes: 0}, 'limits.maxEventBytes must be a whole number >= 1, got 0'],
+    [{maxRetryMs: 1.5}, 'limits.maxRetryMs must be a whole number >= 1, got 1.5'],
+    [{maxAnswers: 4}, 'Unknown field limits.maxAnswers'],
+  ])('limits %j is refused with a TypeError', async (limits, message) => {
+    await expect(connect({limits: limits as never})).rejects.toThrow(message)
+  })
+})
