@@ -148,5 +148,7 @@ export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | '
     }
     case 'store-error':
       return {lane: 'IndexedDB', tone: 'bad', text: `${event.key}: ${messageOf(event.error)}`}
+    case 'pending-changed':
+      return undefined
   }
 }

@@ -2,6 +2,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import type {ReconnectBranch} from './decision.ts'
 import type {TransportErrorCode} from './errors.ts'
 import type {JsonRpcId} from './jsonrpc.ts'
+import type {CallRecord} from './persistence/records.ts'
 
 /** The standalone GET stream, or the response stream of one request. */
 export type StreamKind = 'standalone' | 'request'
@@ -46,8 +47,19 @@ export type TransportEvent =
    * of a previous process, replayed on the stream it left. `message` lets the app use it all the same.
    */
   | {type: 'unmatched-response'; id: JsonRpcId; message: JSONRPCMessage}
-  /** A notification on a stream a previous process left: meant for that process's Client, not delivered. */
-  | {type: 'orphaned-notification'; method: string | undefined}
+  /**
+   * A notification on a stream a previous process left: meant for that process's Client, not delivered.
+   * `message` lets the app use it all the same (a progress value, say); `call` is the request whose stream
+   * carried it, as that process's app sent it, when the transport kept it.
+   */
+  | {type: 'orphaned-notification'; method: string | undefined; message: JSONRPCMessage; call: CallRecord | undefined}
+  /**
+   * The number of requests awaiting an answer changed (`pendingRequests` of the transport): emitted on every
+   * change, so `pending` going from 0 to 1 and back to 0 brackets the time work is in flight (an extension arms a
+   * keep-alive in between). Counts the Client's requests and a previous process's requests whose streams are
+   * being resumed.
+   */
+  | {type: 'pending-changed'; pending: number}
   | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}
   | {type: 'store-error'; key: string; error: unknown}
 

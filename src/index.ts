@@ -6,6 +6,7 @@ export type {ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
 export type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './jsonrpc.ts'
+export type {CallRecord} from './persistence/records.ts'
 export {
   decideReconnect,
   type ReconnectBranch,

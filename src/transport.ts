@@ -94,6 +94,11 @@ export class ResumableHTTPClientTransport implements Transport {
     return this.#session.initializeResult
   }
 
+  /** Requests awaiting an answer, a previous process's resumed ones too; each change is a `pending-changed` event. */
+  get pendingRequests(): number {
+    return this.#inbox.pendingRequests
+  }
+
   /** A snapshot of the counters. */
   get metrics(): Readonly<TransportMetrics> {
     return {...this.#metrics}
@@ -116,6 +121,7 @@ export class ResumableHTTPClientTransport implements Transport {
     for (const [key, record] of stored) {
       const requestId = wireIdOfKey(key)
       if (requestId === undefined) continue
+      this.#inbox.adopt(requestId)
       this.#open({kind: 'request', requestId, call: record.call, orphan: true, stored: {record, sessionId}}, 'resume')
     }
     // Requests the previous process received but never answered: no stream brings them again.

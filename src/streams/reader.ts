@@ -162,7 +162,7 @@ export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit'>, messag
     stream?.controller.signal.throwIfAborted()
     if (stream?.orphan === true && responseId === undefined && requestIdOf(message) === undefined) {
       // Progress and logs of a request this process never made would only confuse the Client.
-      host.emit({type: 'orphaned-notification', method: methodOf(message)})
+      host.emit({type: 'orphaned-notification', method: methodOf(message), message, call: stream.call})
       continue
     }
     if (stream?.orphan === true && responseId === stream.requestId) stream.answered = true
