@@ -17,6 +17,8 @@ import type {Reply, Request} from './messages.ts'
 declare const MCP_SERVER_URL: string
 
 const keepAliveAlarm = 'mcp-keep-alive'
+/** The alarm's changes, one at a time (see {@link syncKeepAlive}). */
+let keepAlive = Promise.resolve()
 const instance = crypto.randomUUID()
 const app = new AppStore(chrome.storage.local)
 
@@ -92,8 +94,6 @@ async function startCall(tool: string, args: Record<string, unknown>): Promise<s
 // Keep the worker alive while requests are pending: a 30 s periodic alarm is an extension event, which restarts
 // the idle timer. Should the worker be stopped all the same (or killed), the next alarm wakes it, and the top-level
 // connect resumes. The transport's `pending-changed` event says when to arm and clear it.
-let keepAlive = Promise.resolve()
-
 function syncKeepAlive(): void {
   keepAlive = keepAlive
     .then(async () => {
@@ -119,7 +119,7 @@ function onEvent(event: TransportEvent): void {
       break
     }
     case 'unmatched-response':
-      void app.finished({wireId: event.id}, outcomeOf('result' in event.message ? event.message.result : {isError: true, content: [{type: 'text', text: JSON.stringify(event.message)}]}))
+      void app.finished({wireId: event.id}, 'result' in event.message ? outcomeOf(event.message.result) : {text: JSON.stringify(event.message), failed: true})
       break
     case 'store-error':
       void app.error(event.error)
