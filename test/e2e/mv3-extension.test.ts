@@ -19,7 +19,7 @@ import {chromium, type BrowserContext, type CDPSession, type Page} from 'playwri
 import {build} from 'vite'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import type {AppState, Reply, Request} from '../../examples/mv3-extension/src/messages.ts'
-import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../../src/testing/node.ts'
+import {builtinTools, createReferenceServer, listen, type Listening, type ReferenceServer, type ReferenceServerOptions} from '../../src/testing/node.ts'
 import {executablePath, hasChromium, requireChromium} from '../fixtures/chromium.ts'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -35,43 +35,44 @@ interface Chrome {
 declare const chrome: Chrome
 
 let outDir = ''
+/** The example built with the SDK's default validator (Ajv) in place of the CSP-safe one. */
+let ajvOutDir = ''
 let profile = ''
 let server: ReferenceServer
 let listening: Listening | undefined
-let context: BrowserContext | undefined
+let browser: BrowserContext | undefined
 
 beforeAll(async () => {
   if (!hasChromium) return
   listening = await listen({handle: (request) => server.handle(request)})
-  ;[outDir, profile] = await Promise.all([mkdtemp(join(tmpdir(), 'mv3-extension-')), mkdtemp(join(tmpdir(), 'mv3-profile-'))])
-  await build({
-    configFile: join(root, 'examples/mv3-extension/vite.config.ts'),
-    define: {MCP_SERVER_URL: JSON.stringify(listening.url)},
-    logLevel: 'error',
-    build: {outDir, emptyOutDir: true},
-  })
+  const scratch = (prefix: string): Promise<string> => mkdtemp(join(tmpdir(), prefix))
+  ;[outDir, ajvOutDir, profile] = await Promise.all([scratch('mv3-extension-'), scratch('mv3-extension-ajv-'), scratch('mv3-profile-')])
+  const config = {configFile: join(root, 'examples/mv3-extension/vite.config.ts'), define: {MCP_SERVER_URL: JSON.stringify(listening.url)}, logLevel: 'error' as const}
+  await build({...config, build: {outDir, emptyOutDir: true}})
+  const ajv = {find: /^@modelcontextprotocol\/sdk\/validation\/cfworker$/, replacement: join(root, 'test/fixtures/ajv-validator.ts')}
+  await build({...config, resolve: {alias: [ajv]}, build: {outDir: ajvOutDir, emptyOutDir: true}})
 }, 60_000)
 
 afterEach(async () => {
-  await context?.close()
-  context = undefined
+  await browser?.close()
+  browser = undefined
 })
 
 afterAll(async () => {
   await listening?.close()
-  for (const dir of [outDir, profile]) if (dir !== '') await rm(dir, {recursive: true, force: true})
+  for (const dir of [outDir, ajvOutDir, profile]) if (dir !== '') await rm(dir, {recursive: true, force: true})
 })
 
 /** The browser with the built extension in a fresh profile, its popup page open, and a CDP session of that page. */
-async function launch(): Promise<{page: Page; cdp: CDPSession; extensionId: string; versions: Map<string, string>}> {
-  server = createReferenceServer()
+async function launch(extension = outDir, options?: ReferenceServerOptions): Promise<{page: Page; cdp: CDPSession; extensionId: string; versions: Map<string, string>}> {
+  server = createReferenceServer(options)
   await rm(profile, {recursive: true, force: true})
-  context = await chromium.launchPersistentContext(profile, {
+  const context = (browser = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
     args: [
-      `--disable-extensions-except=${outDir}`,
-      `--load-extension=${outDir}`,
+      `--disable-extensions-except=${extension}`,
+      `--load-extension=${extension}`,
       '--no-sandbox',
       '--disable-gpu',
       '--disable-background-networking',
@@ -79,7 +80,7 @@ async function launch(): Promise<{page: Page; cdp: CDPSession; extensionId: stri
       '--disable-sync',
       '--no-first-run',
     ],
-  })
+  }))
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker', {timeout: 10_000}))
   const extensionId = new URL(worker.url()).host
   const page = await context.newPage()
@@ -217,5 +218,27 @@ describe('the MV3 example extension in headless Chromium', () => {
     expect([...versions.values()]).toContain('running')
     const second = (await send(page, {type: 'status'})) as Extract<Reply, {instance: string}>
     await approveAndCheck(started, second)
+  }, 60_000)
+
+  it('lists and calls a tool with an output schema under the extension CSP with the CSP-safe validator, where the SDK default (Ajv) fails', async (context) => {
+    requireChromium(context)
+    const forecast = {
+      name: 'forecast',
+      outputSchema: {type: 'object', properties: {celsius: {type: 'number'}}, required: ['celsius']},
+      handler: () => ({content: [{type: 'text', text: '21 °C'}], structuredContent: {celsius: 21}}),
+    }
+    const tools = [...builtinTools(), forecast]
+    const safe = await launch(outDir, {tools})
+    expect(await send(safe.page, {type: 'tools'})).toEqual({tools: ['echo', 'increment', 'slow', 'ask', 'forecast']})
+    const call = await send(safe.page, {type: 'call', tool: 'forecast'})
+    if (!('id' in call)) throw new Error(JSON.stringify(call))
+    const app = await until(() => state(safe.page), (current) => current.calls[call.id]?.status !== 'pending', 'the forecast result')
+    expect(app.calls[call.id]).toMatchObject({status: 'done', result: '21 °C'})
+    await browser?.close()
+    browser = undefined
+
+    const ajv = await launch(ajvOutDir, {tools})
+    // Ajv compiles the output schema as the Client caches the listed tools: the CSP refuses it.
+    expect(await send(ajv.page, {type: 'tools'})).toEqual({error: expect.stringMatching(/EvalError: .*Content Security Policy/)})
   }, 60_000)
 })

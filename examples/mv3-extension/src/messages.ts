@@ -6,12 +6,15 @@ export type Request =
   | {type: 'call'; tool: string; arguments?: Record<string, unknown>}
   /** The user approves sampling request `key`: the worker's sampling handler answers it. */
   | {type: 'approve'; key: string}
+  /** The names of the server's tools (`tools/list`: the Client compiles their output schemas). */
+  | {type: 'tools'}
   /** The worker's state; any message also wakes a stopped worker. */
   | {type: 'status'}
 
 export type Reply =
   | {id: string}
   | {ok: true}
+  | {tools: string[]}
   | {instance: string; sessionId: string | undefined; pending: number}
   | {error: string}
 

@@ -73,6 +73,8 @@ async function handle(request: Request): Promise<Reply> {
       })
       approved.get(request.key)?.()
       return {ok: true}
+    case 'tools':
+      return {tools: (await client.listTools()).tools.map((tool) => tool.name)}
     case 'status':
       return {instance, sessionId: transport.sessionId, pending: transport.pendingRequests}
   }
