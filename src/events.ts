@@ -48,11 +48,10 @@ export type TransportEvent =
    */
   | {type: 'unmatched-response'; id: JsonRpcId; message: JSONRPCMessage}
   /**
-   * A notification on a stream a previous process left: meant for that process's Client, not delivered.
-   * `message` lets the app use it all the same (a progress value, say); `call` is the request whose stream
-   * carried it, as that process's app sent it, when the transport kept it.
+   * A notification (progress, a log) on a stream a previous process left: meant for that process's Client, not
+   * delivered; `call` is the request the stream answers.
    */
-  | {type: 'orphaned-notification'; method: string | undefined; message: JSONRPCMessage; call: CallRecord | undefined}
+  | {type: 'orphaned-notification'; method: string | undefined; message: JSONRPCMessage; call?: CallRecord | undefined}
   /**
    * The number of requests awaiting an answer changed (`pendingRequests` of the transport): emitted on every
    * change, so `pending` going from 0 to 1 and back to 0 brackets the time work is in flight (an extension arms a

@@ -5,8 +5,8 @@ export type {FetchLike} from './http.ts'
 export type {ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
 export type {ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
-export type {JsonRpcId} from './jsonrpc.ts'
 export type {CallRecord} from './persistence/records.ts'
+export type {JsonRpcId} from './jsonrpc.ts'
 export {
   decideReconnect,
   type ReconnectBranch,
