@@ -8,11 +8,11 @@ const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependen
 const coreInternals = {group: ['../*', '!../index.ts'], message: 'src/testing imports the core only through ../index.ts.'}
 
 export default defineConfig(
-  {ignores: ['dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js']},
+  {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js']},
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {
-      parserOptions: {project: ['./tsconfig.test.json'], tsconfigRootDir: import.meta.dirname},
+      parserOptions: {project: ['./tsconfig.test.json', './examples/mv3-extension/tsconfig.json'], tsconfigRootDir: import.meta.dirname},
     },
     rules: {
       // Every background promise is tracked or explicitly voided (SDK anti-pattern A2).

@@ -156,5 +156,7 @@ export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | '
       return {lane: 'IndexedDB', tone: 'warn', text: `${event.key} discarded: ${event.reason}`}
     case 'limit-exceeded':
       return {lane: event.stream === undefined ? 'page' : laneOf(event.stream, event.requestId), tone: 'warn', text: `limit ${event.limit} (${event.max}) reached${event.size === undefined ? '' : `: ${event.size}`}`}
+    case 'pending-changed':
+      return undefined
   }
 }

@@ -67,6 +67,13 @@ export type TransportEvent =
    * delivered; `call` is the request the stream answers.
    */
   | {type: 'orphaned-notification'; method: string | undefined; message: JSONRPCMessage; call?: CallRecord | undefined}
+  /**
+   * The number of requests awaiting an answer changed (`pendingRequests` of the transport): emitted on every
+   * change, so `pending` going from 0 to 1 and back to 0 brackets the time work is in flight (an extension arms a
+   * keep-alive in between). Counts the Client's requests and a previous process's requests whose streams are
+   * being resumed.
+   */
+  | {type: 'pending-changed'; pending: number}
   | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}
   /**
    * The store failed or did not answer within `storeTimeoutMs`: reported once, after which the transport carries

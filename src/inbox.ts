@@ -71,6 +71,10 @@ export class Inbox {
   readonly #inClient = new Set<JsonRpcId>()
   /** Streams waiting for {@link #inClient} to shrink, woken by {@link answerSent}. */
   readonly #roomWaiters = new Set<() => void>()
+  /** Wire IDs of a previous process's requests whose response streams this one resumes (see {@link adopt}). */
+  readonly #adopted = new Set<number>()
+  /** The count last announced with `pending-changed`. */
+  #announced = 0
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks
@@ -89,6 +93,7 @@ export class Inbox {
     const renamedToken = params?._meta?.progressToken === clientId
     this.#pending.set(wireId, {clientId, renamedToken})
     this.#wireIds.set(clientId, wireId)
+    this.#announce()
     const renamed = {...message, id: wireId} as JSONRPCMessage & {params?: object}
     if (renamedToken) renamed.params = {...params, _meta: {...params._meta, progressToken: wireId}}
     return renamed
@@ -112,6 +117,7 @@ export class Inbox {
     if (pending === undefined) return
     this.#pending.delete(wireId)
     this.#wireIds.delete(pending.clientId)
+    this.#announce()
   }
 
   /**
@@ -259,6 +265,7 @@ export class Inbox {
         else {
           this.#hooks.metrics.unmatchedResponses++
           this.#hooks.onEvent({type: 'unmatched-response', id: responseId, message, call: origin})
+          this.#releaseAdopted(responseId)
         }
         return undefined
       }
@@ -295,19 +302,42 @@ export class Inbox {
     return this.#pending.has(wireId)
   }
 
-  /** Settles request `wireId` with a JSON-RPC error carrying `error.code`, so the caller rejects at once. */
+  /**
+   * Requests awaiting an answer: the Client's, and a previous process's whose response streams are resumed
+   * ({@link adopt}). Every change is announced with a `pending-changed` event.
+   */
+  get pendingRequests(): number {
+    return this.#pending.size + this.#adopted.size
+  }
+
+  /**
+   * Request `wireId` of a previous process, whose response stream this process resumes: pending until its answer
+   * arrives (as an `unmatched-response`) or the stream is settled. Its answer is never delivered to the Client.
+   */
+  adopt(wireId: number): void {
+    this.#adopted.add(wireId)
+    this.#announce()
+  }
+
+  /**
+   * Settles request `wireId` with a JSON-RPC error carrying `error.code`, so the caller rejects at once; an
+   * adopted one ({@link adopt}) just stops being pending: no Client is waiting for it.
+   */
   settle(wireId: number, error: TransportError): void {
     const pending = this.#pending.get(wireId)
-    if (pending === undefined) return
+    if (pending === undefined) {
+      this.#releaseAdopted(wireId)
+      return
+    }
     this.#close(wireId, pending)
     this.#hooks.onEvent({type: 'request-settled', requestId: pending.clientId, code: error.code})
     this.#hooks.deliver(settlementFor(pending.clientId, error))
   }
 
-  /** Settles every pending request; returns how many there were. */
+  /** Settles every pending request, adopted ones too; returns how many of the Client's there were. */
   settleAll(error: TransportError): number {
     const wireIds = [...this.#pending.keys()]
-    for (const wireId of wireIds) this.settle(wireId, error)
+    for (const wireId of [...wireIds, ...this.#adopted]) this.settle(wireId, error)
     return wireIds.length
   }
 
@@ -324,6 +354,19 @@ export class Inbox {
     this.#pending.delete(wireId)
     this.#wireIds.delete(pending.clientId)
     this.#settled.set(wireId, pending.renamedToken)
+    this.#announce()
+  }
+
+  #releaseAdopted(wireId: JsonRpcId): void {
+    if (typeof wireId === 'number' && this.#adopted.delete(wireId)) this.#announce()
+  }
+
+  /** Emits `pending-changed` when {@link pendingRequests} differs from what was last announced. */
+  #announce(): void {
+    const pending = this.pendingRequests
+    if (pending === this.#announced) return
+    this.#announced = pending
+    this.#hooks.onEvent({type: 'pending-changed', pending})
   }
 
   /**

@@ -16,7 +16,7 @@ import {Session} from './session.ts'
 import {StreamLifecycle, type LifecycleHost, type Opening} from './streams/lifecycle.ts'
 import {OpenStreams} from './streams/open-streams.ts'
 import {asError, deliverAll, readConnection, type ReaderHost} from './streams/reader.ts'
-import {requestKey, wireIdOfKey, type Stream, type StreamInit} from './streams/stream.ts'
+import {wireIdOfKey, type Stream, type StreamInit} from './streams/stream.ts'
 
 /**
  * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor,
@@ -98,6 +98,11 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     return this.#session.initializeResult
   }
 
+  /** Requests awaiting an answer, a previous process's resumed ones too; each change is a `pending-changed` event. */
+  get pendingRequests(): number {
+    return this.#inbox.pendingRequests
+  }
+
   /** A snapshot of the counters. */
   get metrics(): Readonly<TransportMetrics> {
     return {...this.#metrics}
@@ -121,6 +126,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     for (const [key, record] of stored) {
       const requestId = wireIdOfKey(key)
       if (requestId === undefined) continue
+      this.#inbox.adopt(requestId)
       this.#open({kind: 'request', requestId, call: record.call, orphan: true, stored: {record, sessionId}}, 'resume')
     }
     // Requests the previous process received but never answered: no stream brings them again.
@@ -159,10 +165,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   /**
-   * Stops every stream and timer and waits for them, then calls `onclose` and drops the callbacks a Client's
-   * `connect` wrapped around the app's own (which stay), so the transport can be connected again. The session is
-   * kept (in the store too) so that a later transport can resume it, unless `terminateOnClose` is set; a Client
-   * connected again is answered its `initialize` from the store.
+   * Stops every stream and timer and waits for them, then calls `onclose`; the app's callbacks stay, a Client's go.
+   * The session is kept (in the store too) for a later transport to resume, unless `terminateOnClose` is set.
    */
   async close(): Promise<void> {
     const lifetime = this.#lifetime
@@ -227,15 +231,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       }
     }
     const answered = this.#inbox.receive(message, reemitted, origin)
-    if (answered === undefined) return
-    const owner = this.#streams.get(requestKey(answered))
-    if (owner !== undefined) owner.answered = true
+    if (answered !== undefined) this.#streams.markAnswered(answered)
   }
 
-  /**
-   * [spec transports, session management] On 404 the session is gone: forget it and every cursor of it, settle
-   * every pending request. `background`: found by a stream, so reported through `onerror` (once).
-   */
+  /** [spec transports, session management] 404: the session is gone. `background`: found by a stream, so reported. */
   async #expireSession(error: TransportError, background: boolean): Promise<void> {
     const sessionId = this.#session.id
     if (sessionId === undefined) return
@@ -245,10 +244,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     await cleared
   }
 
-  /**
-   * Drops the session and its streams, and settles what was pending with `error`, all at once (so nothing
-   * observes a half-ended session); `cleared` resolves when its stored records are gone too.
-   */
+  /** Drops the session, its streams and pending requests at once; `cleared`: its records are gone from the store too. */
   #endSession(error: TransportError, expired = false): {settled: number; cleared: Promise<void>} {
     const cleared = expired ? this.#session.expire() : this.#session.end()
     this.#inbox.forgetServerRequests()
@@ -289,9 +285,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   #requireStarted(): AbortController {
-    if (this.#lifetime === undefined) {
-      throw new TransportError('aborted', 'The transport is not started: call start() (Client.connect does) first')
-    }
+    if (this.#lifetime === undefined) throw new TransportError('aborted', 'The transport is not started: call start() (Client.connect does) first')
     return this.#lifetime
   }
 }

@@ -1,6 +1,6 @@
 import {TransportError} from '../errors.ts'
 import type {SessionRecords} from '../persistence/records.ts'
-import {Stream, type StreamCaps, type StreamInit} from './stream.ts'
+import {requestKey, Stream, type StreamCaps, type StreamInit} from './stream.ts'
 
 /** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
 const streamOver = new TransportError('aborted', 'The stream is over')
@@ -47,6 +47,12 @@ export class OpenStreams {
 
   has(key: string): boolean {
     return this.#streams.has(key)
+  }
+
+  /** The answer to request `wireId` was delivered: its stream has nothing more to bring. */
+  markAnswered(wireId: number): void {
+    const stream = this.#streams.get(requestKey(wireId))
+    if (stream !== undefined) stream.answered = true
   }
 
   /** Aborts every stream with `reason`. */

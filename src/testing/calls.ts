@@ -36,7 +36,7 @@ export async function execute(request: JsonObject, environment: CallEnvironment)
         answer = await callTool(params, environment)
         break
       case 'tools/list':
-        answer = {result: {tools: [...catalog.tools.values()].map(({name, description, inputSchema}) => ({name, description, inputSchema: inputSchema ?? {type: 'object'}}))}}
+        answer = {result: {tools: [...catalog.tools.values()].map(({name, description, inputSchema, outputSchema}) => ({name, description, inputSchema: inputSchema ?? {type: 'object'}, outputSchema}))}}
         break
       case 'resources/list':
         answer = {result: {resources: [...catalog.resources.values()].map(({uri, name, description, mimeType}) => ({uri, name, description, mimeType}))}}

@@ -56,6 +56,8 @@ export interface ToolDefinition {
    * @defaultValue `{type: 'object'}`
    */
   inputSchema?: JsonObject | undefined
+  /** The JSON Schema of the result's `structuredContent`, listed by `tools/list` (the server does not check it). @defaultValue none */
+  outputSchema?: JsonObject | undefined
   /**
    * Runs one call. An error it throws becomes a result with `isError: true` and the error's message
    * ([spec server tools, error handling]: a tool's failure is reported in its result).

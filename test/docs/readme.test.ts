@@ -4,8 +4,10 @@
  * from (the same entry points as package.json's `exports`). The test provides what a block assumes around it: a
  * reference server (msw) answering every `…/mcp` URL unless the block serves its own, a page's `location` and
  * IndexedDB (fake-indexeddb) for browser code, a scratch working directory for files, and vitest's `expect` for
- * test code. Shell blocks may only run npm scripts that exist; links and images must work on the npm registry's
- * page, which resolves no relative URL.
+ * test code. A block marked `ts excerpt=PATH` is code that runs elsewhere (an extension's service worker): it is not
+ * run, but each of its lines must be a line of that file of the repository, in order (`// …` skips lines). Shell
+ * blocks may only run npm scripts that exist; links and images must work on the npm registry's page, which
+ * resolves no relative URL.
  */
 import 'fake-indexeddb/auto'
 import {execFile} from 'node:child_process'
@@ -31,17 +33,20 @@ const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 
 interface Block {
   language: string
+  /** The file of the repository the block quotes (`excerpt=PATH` after the language), if it is an excerpt. */
+  excerptOf: string | undefined
   code: string
   /** The line of the opening fence, 1-based. */
   line: number
 }
 
-const blocks: Block[] = [...readme.matchAll(/^```(.*)\n([\s\S]*?)^```$/gm)].map((match) => ({
+const blocks: Block[] = [...readme.matchAll(/^```(\S*)(?: excerpt=(\S+))?\n([\s\S]*?)^```$/gm)].map((match) => ({
   language: match[1]!,
-  code: match[2]!,
+  excerptOf: match[2],
+  code: match[3]!,
   line: readme.slice(0, match.index).split('\n').length,
 }))
-const typescript = blocks.filter((block) => block.language === 'ts')
+const typescript = blocks.filter((block) => block.language === 'ts' && block.excerptOf === undefined)
 
 /** `mcp-resumable-http` and its subpaths, as `exports` maps them, to the sources of those files (relative to `blocksDir`). */
 const entryPoints = new Map(
@@ -81,6 +86,23 @@ describe('README', () => {
   it('marks every code block with its language: ts (compiled and run), sh or text', () => {
     expect(blocks.filter((block) => !['ts', 'sh', 'text'].includes(block.language)).map((block) => `line ${block.line}: "${block.language}"`)).toEqual([])
     expect(typescript.length).toBeGreaterThanOrEqual(5)
+  })
+
+  it('quotes in each excerpt block lines of the file it names, in their order', () => {
+    const excerpts = blocks.filter((block) => block.excerptOf !== undefined)
+    expect(excerpts.length).toBeGreaterThanOrEqual(1)
+    const strays = excerpts.flatMap((block) => {
+      const source = readFileSync(join(root, block.excerptOf!), 'utf8').split('\n')
+      let next = 0
+      return block.code.split('\n').flatMap((line) => {
+        if (line.trim() === '' || line.trim() === '// …') return []
+        const found = source.indexOf(line, next)
+        if (found === -1) return [`line ${block.line}: ${JSON.stringify(line)} is not in ${block.excerptOf!} after its line ${next}`]
+        next = found + 1
+        return []
+      })
+    })
+    expect(strays).toEqual([])
   })
 
   it('keeps the Quick start to two commands on a fresh clone: the demo, and the tests', () => {

@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue} from '../../src/index.ts'
 import {createMockMcpServer} from '../../src/testing/index.ts'
 import {connectTo} from '../fixtures/client.ts'
-import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, dieMidCall, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
 import {codeOf} from '../fixtures/wire.ts'
 
 /** A fetch that records the JSON-RPC bodies it POSTs. */
@@ -22,25 +22,11 @@ function recordingFetch(): {fetch: FetchLike; posted: {id?: unknown; method?: st
   }
 }
 
-/** A first process on `store` that dies (its transport closed, no cleanup) after `progress` tool progress events. */
-async function dieMidCall(store: MemoryStore, progress: number): Promise<string | undefined> {
-  const before = await connect({store})
-  const seen: number[] = []
-  const call = before.client
-    .callTool({name: 'slow', arguments: {steps: 6, delayMs: 25}}, undefined, {onprogress: ({progress: step}) => seen.push(step)})
-    .catch(() => 'process died')
-  await until(() => seen.length === progress)
-  const {sessionId} = before.transport
-  await before.transport.close()
-  await call
-  return sessionId
-}
-
 describe('restart mid-call', () => {
   it('the new process replays only what it missed on the tool stream; the tool ran once, nothing twice', async () => {
     const mock = useMock()
     const store = new MemoryStore()
-    const sessionId = await dieMidCall(store, 2)
+    const {sessionId} = (await dieMidCall(store, 2)).transport
 
     const {fetch, posted} = recordingFetch()
     const after = await connect({store, fetch})
