@@ -104,6 +104,18 @@ describe('OAuth against the SDK server behind requireBearerAuth, real sockets', 
     expect(stack.server.executions['slow']).toBe(1)
   })
 
+  it('refreshes once for requests refused together: the rotated refresh token is used once, and both calls succeed', async () => {
+    const provider = new HeadlessOAuthClient()
+    const {stack, peer, transport} = await setUp({authProvider: provider})
+    await connectWithLogin(peer, transport, provider)
+    stack.authorization.expireAccessTokens()
+    const calls = [callTool(peer, 'echo'), callTool(peer, 'echo')]
+    await Promise.all(calls.map((call) => call.settled))
+    expect(calls.map((call) => call.text)).toEqual(['echo', 'echo'])
+    expect(stack.authorization.issued).toEqual({authorizationCode: 1, refreshToken: 1})
+    expect(stack.requests.filter((request) => request.method === 'POST' && request.status === 401)).toHaveLength(3)
+  })
+
   it('takes the v2 minimal AuthProvider: its token on every request, and on 401 its onUnauthorized once before the request goes out again', async () => {
     const oauth = new HeadlessOAuthClient()
     let renewals = 0
