@@ -8,7 +8,7 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {auth, UnauthorizedError} from '@modelcontextprotocol/sdk/client/auth.js'
 import {afterEach, describe, expect, it} from 'vitest'
 import {isTransportError, ResumableHTTPClientTransport, type AuthProvider, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
-import {callTool, type Peer} from '../fixtures/interop.ts'
+import {callTool, type Call, type Peer} from '../fixtures/interop.ts'
 import {until} from '../fixtures/client.ts'
 import {HeadlessOAuthClient} from '../fixtures/oauth-client.ts'
 import {startOAuthStack, type OAuthStack} from '../fixtures/oauth-server.ts'
@@ -42,6 +42,22 @@ async function connectWithLogin(peer: Peer, transport: ResumableHTTPClientTransp
 
 const toolsCall = {request: (chunk: string) => chunk.includes('"tools/call"'), at: afterEventWith('"progress":2')}
 
+/**
+ * Logs in, calls the `slow` tool and cuts its stream after progress 2; `meanwhile` acts on the authorization server
+ * while the stream is broken (the server's retry is 100 ms: before the resume GET leaves). Resolves once the call settled.
+ */
+async function slowCallBroken(meanwhile: (authorization: OAuthStack['authorization']) => void): Promise<{stack: OAuthStack; peer: Peer; provider: HeadlessOAuthClient; call: Call}> {
+  const provider = new HeadlessOAuthClient()
+  const {stack, peer, transport} = await setUp({authProvider: provider})
+  await connectWithLogin(peer, transport, provider)
+  const cut = stack.proxy.cutNext(toolsCall)
+  const call = callTool(peer, 'slow')
+  await cut
+  meanwhile(stack.authorization)
+  await call.settled
+  return {stack, peer, provider, call}
+}
+
 describe('OAuth against the SDK server behind requireBearerAuth, real sockets', () => {
   it('connects after the user authorizes: UnauthorizedError as the SDK throws it, then finishAuth, then the token on every request', async () => {
     const provider = new HeadlessOAuthClient()
@@ -63,15 +79,7 @@ describe('OAuth against the SDK server behind requireBearerAuth, real sockets', 
   })
 
   it('refreshes a token that expired while a tool stream was broken: the resume GET is sent again with the same Last-Event-ID, and the tool ran once', async () => {
-    const provider = new HeadlessOAuthClient()
-    const {stack, peer, transport} = await setUp({authProvider: provider})
-    await connectWithLogin(peer, transport, provider)
-    const cut = stack.proxy.cutNext(toolsCall)
-    const call = callTool(peer, 'slow')
-    await cut
-    // The server's retry is 100 ms: the token expires before the resume GET leaves.
-    stack.authorization.expireAccessTokens()
-    await call.settled
+    const {stack, peer, provider, call} = await slowCallBroken((authorization) => authorization.expireAccessTokens())
     expect(call.state).toBe('result')
     expect(call.progress).toEqual([1, 2, 3, 4, 5, 6])
     expect(stack.server.executions['slow']).toBe(1)
@@ -87,15 +95,10 @@ describe('OAuth against the SDK server behind requireBearerAuth, real sockets', 
   })
 
   it('ends a resumed stream whose authorization needs the user again: the call settles outcome-unknown, onerror hears UnauthorizedError once, no GET retried', async () => {
-    const provider = new HeadlessOAuthClient()
-    const {stack, peer, transport} = await setUp({authProvider: provider})
-    await connectWithLogin(peer, transport, provider)
-    const cut = stack.proxy.cutNext(toolsCall)
-    const call = callTool(peer, 'slow')
-    await cut
-    stack.authorization.expireAccessTokens()
-    stack.authorization.revokeRefreshTokens()
-    await call.settled
+    const {stack, peer, call} = await slowCallBroken((authorization) => {
+      authorization.expireAccessTokens()
+      authorization.revokeRefreshTokens()
+    })
     expect(call.failure).toBe('outcome-unknown')
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(peer.errors).toHaveLength(1)
