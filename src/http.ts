@@ -1,3 +1,4 @@
+import type {AuthAttempt, Authorizer} from './auth.ts'
 import {abortedError, TransportError} from './errors.ts'
 import {excerpt} from './jsonrpc.ts'
 import {displayUrl, type Redact} from './redaction.ts'
@@ -29,6 +30,8 @@ export interface HttpClient {
   allowedRedirectOrigins: ReadonlySet<string>
   /** Masks the URL's query values and the secret headers' values in a text meant for a message. */
   redact: Redact
+  /** The bearer token and the OAuth flow, when `authProvider` was given. */
+  auth: Authorizer | undefined
 }
 
 /**
@@ -38,8 +41,33 @@ export interface HttpClient {
  * With `redirectPolicy: 'same-origin'` a redirect is followed here, never by fetch: only when it keeps the method
  * and stays within the endpoint's origin (or one of `allowedRedirectOrigins`), so that the session ID, the body,
  * `Last-Event-ID` and the app's headers never reach another origin.
+ *
+ * With an `authProvider`, every request carries its bearer token; a 401 or a 403 `insufficient_scope` runs the
+ * SDK's flow (src/auth.ts) and the request goes out once more. The flow's errors (`UnauthorizedError`) are thrown
+ * as they are: never taken for a network failure.
  */
 export async function exchange(client: HttpClient, request: WireRequest): Promise<Response> {
+  const auth = client.auth
+  if (auth === undefined) return exchangeOnce(client, request, undefined)
+  const attempt: AuthAttempt = {unauthorized: false, stepUps: 0}
+  for (;;) {
+    const token = await auth.token()
+    const response = await exchangeOnce(client, request, token)
+    let again: boolean
+    try {
+      // [spec 2025-11-25 authorization] 401: the server did not run the request, so after the flow it goes out again,
+      // the same body and the same Last-Event-ID (a resumed stream keeps its cursor).
+      again = await auth.recover(response, token, attempt)
+    } catch (error) {
+      discard(response)
+      throw error
+    }
+    if (!again) return response
+    discard(response)
+  }
+}
+
+async function exchangeOnce(client: HttpClient, request: WireRequest, token: string | undefined): Promise<Response> {
   const headers = new Headers(client.requestInit.headers)
   // The resumption headers are the transport's alone: one set by the app must not leak into a request.
   for (const name of ['mcp-session-id', 'mcp-protocol-version', 'last-event-id']) headers.delete(name)
@@ -51,6 +79,8 @@ export async function exchange(client: HttpClient, request: WireRequest): Promis
   // [spec 2025-06-18 transports, protocol version header] ...and the negotiated protocol version.
   if (request.protocolVersion !== undefined) headers.set('mcp-protocol-version', request.protocolVersion)
   if (request.lastEventId !== undefined) headers.set('last-event-id', request.lastEventId)
+  // [spec 2025-11-25 authorization] the token on every request to the MCP server, the provider's over the app's.
+  if (token !== undefined) headers.set('authorization', `Bearer ${token}`)
   const init: RequestInit = {
     ...client.requestInit,
     method: request.method,

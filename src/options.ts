@@ -1,11 +1,12 @@
+import {Authorizer, type AuthProvider} from './auth.ts'
 import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './backoff.ts'
+import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js'
 import type {TransportEvent} from './events.ts'
 import type {FetchLike, HttpClient} from './http.ts'
 import {resolveLimits, type LimitOptions, type Limits} from './limits.ts'
 import {storeNamespace} from './namespace.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
 import {createRedactor, defaultSecretHeaders} from './redaction.ts'
-
 
 export interface ResumableHTTPClientTransportOptions {
   /**
@@ -64,6 +65,19 @@ export interface ResumableHTTPClientTransportOptions {
    * @defaultValue `['x-api-key', 'api-key', 'x-auth-token']`
    */
   secretHeaders?: readonly string[] | undefined
+  /**
+   * Authorization, as the SDK transport does it: the SDK's `OAuthClientProvider`, or the v2 SDK's minimal
+   * {@link AuthProvider} (`token()`, `onUnauthorized()`). Its bearer token goes on every request (POSTs, the
+   * standalone GET, resume GETs with their `Last-Event-ID`, DELETE). On 401 the SDK's `auth()` runs (refresh, or a
+   * new authorization) and the request is sent once more, unchanged: the server did not run it. On 403
+   * `insufficient_scope` the scope is stepped up, once per request. When the user must authorize, the call
+   * rejects with the SDK's `UnauthorizedError`: complete with `transport.finishAuth(code)`, then
+   * connect again. Needs `@modelcontextprotocol/sdk` installed (loaded on the first challenge). The token wins
+   * over an `Authorization` header in `requestInit`; the authorization server is reached with `fetch`, without
+   * `requestInit`.
+   * @defaultValue none: no `Authorization` header is added
+   */
+  authProvider?: OAuthClientProvider | AuthProvider | undefined
   /** How broken streams are reopened: see {@link ReconnectOptions} for each default. */
   reconnect?: ReconnectOptions | undefined
   /**
@@ -170,6 +184,9 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     throw new TypeError(`options.storeTimeoutMs must be a number > 0 (Infinity: no deadline), got ${String(storeTimeoutMs)}`)
   }
   const requestInit = options.requestInit ?? {}
+  const fetchOption = options.fetch
+  // Read at call time, as for the MCP requests: msw and app patches apply to the authorization server too.
+  const auth = options.authProvider === undefined ? undefined : new Authorizer(options.authProvider, url, () => fetchOption ?? globalThis.fetch)
   return Object.freeze({
     store: options.store ?? new MemoryStore(),
     // Two servers, two query strings of one server, or two storeKeys never share a session or a cursor.
@@ -182,6 +199,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
       redirectPolicy: redirectPolicy(options.redirectPolicy),
       allowedRedirectOrigins: new Set((options.allowedRedirectOrigins ?? []).map(originOf)),
       redact: createRedactor(url, requestInit.headers, options.secretHeaders ?? defaultSecretHeaders),
+      auth,
     },
     reconnect: reconnectPolicy(options),
     durability: options.durability ?? 'strict',
@@ -212,11 +230,11 @@ function originOf(entry: string): string {
   return url.origin
 }
 
-// Every key the transport reads, and the SDK transport's keys handled in `checkKeys`.
+// Every key the transport reads.
 const known = new Set<string>([
   'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
   'durability', 'resumeTimeoutMs', 'terminateOnClose', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
-  'limits', 'storeTimeoutMs',
+  'limits', 'storeTimeoutMs', 'authProvider',
 ])
 
 /**
@@ -225,14 +243,8 @@ const known = new Set<string>([
  */
 function checkKeys(options: unknown): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object')
-  const {authProvider} = options as {authProvider?: unknown}
-  if (authProvider !== undefined) {
-    throw new TypeError(
-      'options.authProvider is not supported yet: pass a `fetch` that adds the `Authorization` header (or the header in `requestInit.headers`), with a token obtained by your OAuth client',
-    )
-  }
   for (const key of Object.keys(options)) {
-    if (key === 'authProvider' || known.has(key)) continue
+    if (known.has(key)) continue
     throw new TypeError(`Unknown option ${JSON.stringify(key)}: the options are ${[...known].join(', ')} (see Options in the README)`)
   }
 }

@@ -152,6 +152,12 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#session.setProtocolVersion(version)
   }
 
+  /** After the user authorized (the redirect brought `code`): the SDK's `auth()` exchanges it; then connect again. */
+  async finishAuth(authorizationCode: string): Promise<void> {
+    if (this.#http.auth === undefined) throw new TypeError('finishAuth needs options.authProvider')
+    await this.#http.auth.finishAuth(authorizationCode)
+  }
+
   /** Ends the session with `DELETE`. 200, 204, 404 and 405 all clear the local session and its cursors. */
   async terminateSession(): Promise<void> {
     const lifetime = this.#requireStarted()

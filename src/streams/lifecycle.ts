@@ -1,3 +1,4 @@
+import {isAuthorizationFailure} from '../auth.ts'
 import {firstBackoff, retryAfterMs, retryWithBackoff, sleep} from '../backoff.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from '../decision.ts'
 import {isTransportError, TransportError} from '../errors.ts'
@@ -236,6 +237,11 @@ export class StreamLifecycle {
     } catch (error) {
       // A redirect the policy refuses (code `http`) would be refused again: no further attempt.
       if (isTransportError(error, 'http')) return this.#givenUp(stream, error)
+      // The authorization flow failed (the user must authorize): running it again would not help. Said once.
+      if (isAuthorizationFailure(error)) {
+        if (kind === 'request') host.report(error)
+        return this.#givenUp(stream, error)
+      }
       throw error
     }
     const {status} = response

@@ -180,11 +180,21 @@ describe('bad constructor arguments', () => {
     expect(create).toThrow(/Unknown option "reconect": the options are store, .*reconnect,/)
   })
 
-  it('an authProvider is a TypeError that says to pass a fetch adding the Authorization header instead', () => {
-    const options = {authProvider: {tokens: () => undefined}} as unknown as ResumableHTTPClientTransportOptions
+  it.each([
+    ['an object with neither shape', {tokens: () => undefined}],
+    ['a token that is not a function', {token: 'secret'}],
+    ['an onUnauthorized that is not a function', {token: () => Promise.resolve('t'), onUnauthorized: true}],
+  ])('an authProvider of neither accepted shape (%s) is a TypeError naming both', (_what, authProvider) => {
+    const options = {authProvider} as unknown as ResumableHTTPClientTransportOptions
     const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), options)
     expect(create).toThrow(TypeError)
-    expect(create).toThrow(/authProvider is not supported yet: pass a `fetch` that adds the `Authorization` header/)
+    expect(create).toThrow(/authProvider must be an OAuthClientProvider .* or an AuthProvider \(token\(\) and optionally onUnauthorized\(\)/)
+  })
+
+  it('finishAuth without an OAuthClientProvider is a TypeError', async () => {
+    const minimal = new ResumableHTTPClientTransport(new URL(url), {authProvider: {token: () => Promise.resolve('t')}})
+    await expect(minimal.finishAuth('code')).rejects.toThrow(/finishAuth needs an OAuthClientProvider/)
+    await expect(new ResumableHTTPClientTransport(new URL(url)).finishAuth('code')).rejects.toThrow(TypeError)
   })
 
   it('the SDK transport options, passed through a variable of the SDK type, are accepted', () => {

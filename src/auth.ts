@@ -1,0 +1,169 @@
+/**
+ * Authorization for the HTTP layer: the bearer token on every request, and the SDK's own OAuth client (`auth()`
+ * of `@modelcontextprotocol/sdk`, an optional peer loaded on first use) when the server answers 401 or 403
+ * `insufficient_scope`. No OAuth is written here: discovery, registration, PKCE, token exchange and refresh are
+ * the SDK's; this module decides when to run them and whether the request goes out once more.
+ */
+import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js'
+import {TransportError} from './errors.ts'
+
+type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>
+type SdkAuth = typeof import('@modelcontextprotocol/sdk/client/auth.js')
+
+/** What {@link AuthProvider.onUnauthorized} is given: the shape of the v2 SDK's `UnauthorizedContext`. */
+export interface UnauthorizedContext {
+  /** The 401 answer: its `WWW-Authenticate` header names the resource metadata and the scope. */
+  response: Response
+  /** The MCP server URL, for the SDK's `auth()` or its discovery helpers. */
+  serverUrl: URL
+  /** The fetch to reach the authorization server with. */
+  fetchFn: Fetch
+}
+
+/**
+ * The minimal provider of the v2 SDK (`@modelcontextprotocol/client`'s `AuthProvider`): a bearer token for every
+ * request, and a chance to renew it when the server answers 401, after which the request is sent once more.
+ */
+export interface AuthProvider {
+  /** The current bearer token, or undefined to send none. Called before every request. */
+  token(): Promise<string | undefined>
+  /**
+   * Called on 401: renew the credentials so that the next `token()` returns a valid one. Without it, a 401
+   * rejects with the SDK's `UnauthorizedError`.
+   */
+  onUnauthorized?(context: UnauthorizedContext): Promise<void>
+}
+
+/** The SDK transport's `maxStepUpRetries` default: one step-up (403 `insufficient_scope`) per request. */
+const maxStepUps = 1
+
+/** Errors that came out of an authorization flow: a stream that meets one ends instead of running the flow again. */
+const flowFailures = new WeakSet<object>()
+
+/** True for an error thrown by the authorization flow (the SDK's `UnauthorizedError`, an OAuth error, ...). */
+export function isAuthorizationFailure(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && flowFailures.has(error)
+}
+
+/** What one request has used of its second chances. */
+export interface AuthAttempt {
+  unauthorized: boolean
+  stepUps: number
+}
+
+/** One transport's authorization: its provider, what the server's challenges said, and the flow under way. */
+export class Authorizer {
+  readonly #token: () => Promise<string | undefined>
+  readonly #oauth: OAuthClientProvider | undefined
+  readonly #minimal: AuthProvider | undefined
+  readonly #serverUrl: URL
+  readonly #fetch: () => Fetch
+  #sdk: Promise<SdkAuth> | undefined
+  #resourceMetadataUrl: URL | undefined
+  #scope: string | undefined
+  /** One flow at a time: requests refused together wait for the same one (a refresh token is used once). */
+  #flow: Promise<void> | undefined
+
+  constructor(provider: unknown, serverUrl: URL, fetch: () => Fetch) {
+    this.#serverUrl = serverUrl
+    this.#fetch = fetch
+    const candidate = provider as Partial<OAuthClientProvider & AuthProvider> | null
+    if (typeof candidate?.tokens === 'function' && typeof candidate.clientInformation === 'function') {
+      const oauth = (this.#oauth = provider as OAuthClientProvider)
+      this.#token = async () => (await oauth.tokens())?.access_token
+    } else if (typeof candidate?.token === 'function' && ['undefined', 'function'].includes(typeof candidate.onUnauthorized)) {
+      const minimal = (this.#minimal = provider as AuthProvider)
+      this.#token = () => minimal.token()
+    } else {
+      throw new TypeError(
+        'options.authProvider must be an OAuthClientProvider (tokens(), clientInformation(), ... of @modelcontextprotocol/sdk/client/auth.js) or an AuthProvider (token() and optionally onUnauthorized(), as in @modelcontextprotocol/client)',
+      )
+    }
+  }
+
+  /** The bearer token for the next request. */
+  token(): Promise<string | undefined> {
+    return this.#token()
+  }
+
+  /**
+   * The answer `response` came to a request sent with `sentToken`: resolves true when the request must be sent
+   * again (401: the server did not run it; 403 `insufficient_scope`: stepped up), false to hand the response over.
+   * Rejects with the flow's own error, `UnauthorizedError` when the user must authorize (see `finishAuth`).
+   */
+  async recover(response: Response, sentToken: string | undefined, attempt: AuthAttempt): Promise<boolean> {
+    if (response.status === 401 && !attempt.unauthorized) {
+      attempt.unauthorized = true
+      await this.#flowFor(response, sentToken, () => this.#unauthorized(response))
+      return true
+    }
+    if (response.status !== 403 || this.#oauth === undefined || attempt.stepUps >= maxStepUps) return false
+    const sdk = await this.#loadSdk()
+    const {error, scope, resourceMetadataUrl} = sdk.extractWWWAuthenticateParams(response)
+    if (error !== 'insufficient_scope') return false
+    attempt.stepUps++
+    this.#challenged(scope, resourceMetadataUrl)
+    await this.#flowFor(response, sentToken, () => this.#authorize(undefined))
+    return true
+  }
+
+  /** Completes the authorization-code flow with the code the redirect brought back. */
+  async finishAuth(authorizationCode: string): Promise<void> {
+    if (this.#oauth === undefined) throw new TypeError('finishAuth needs an OAuthClientProvider as options.authProvider')
+    await this.#marked(() => this.#authorize(authorizationCode))
+  }
+
+  /** Runs `flow`, or joins the one under way; skipped when another flow renewed the token since the request left. */
+  async #flowFor(response: Response, sentToken: string | undefined, flow: () => Promise<void>): Promise<void> {
+    if (this.#flow === undefined && response.status === 401 && (await this.#token()) !== sentToken) return
+    this.#flow ??= this.#marked(flow).finally(() => (this.#flow = undefined))
+    await this.#flow
+  }
+
+  async #unauthorized(response: Response): Promise<void> {
+    const sdk = await this.#loadSdk()
+    if (response.headers.has('www-authenticate')) {
+      const {scope, resourceMetadataUrl} = sdk.extractWWWAuthenticateParams(response)
+      this.#challenged(scope, resourceMetadataUrl)
+    }
+    if (this.#oauth !== undefined) return this.#authorize(undefined)
+    if (this.#minimal?.onUnauthorized === undefined) throw new sdk.UnauthorizedError()
+    await this.#minimal.onUnauthorized({response, serverUrl: this.#serverUrl, fetchFn: this.#fetch()})
+  }
+
+  /** The SDK's `auth()`: refresh, or a new authorization (a redirect: `UnauthorizedError` until `finishAuth`). */
+  async #authorize(authorizationCode: string | undefined): Promise<void> {
+    const sdk = await this.#loadSdk()
+    const result = await sdk.auth(this.#oauth!, {
+      serverUrl: this.#serverUrl,
+      ...(authorizationCode === undefined ? {} : {authorizationCode}),
+      ...(this.#scope === undefined ? {} : {scope: this.#scope}),
+      ...(this.#resourceMetadataUrl === undefined ? {} : {resourceMetadataUrl: this.#resourceMetadataUrl}),
+      fetchFn: this.#fetch(),
+    })
+    if (result !== 'AUTHORIZED') throw new sdk.UnauthorizedError()
+  }
+
+  /** A challenge's scope joins those asked for before (a step-up keeps what was granted), and its metadata URL. */
+  #challenged(scope: string | undefined, resourceMetadataUrl: URL | undefined): void {
+    if (scope !== undefined) this.#scope = [...new Set([...(this.#scope?.split(' ') ?? []), ...scope.split(' ')])].join(' ')
+    this.#resourceMetadataUrl = resourceMetadataUrl ?? this.#resourceMetadataUrl
+  }
+
+  async #marked(flow: () => Promise<void>): Promise<void> {
+    try {
+      await flow()
+    } catch (error) {
+      if (typeof error === 'object' && error !== null) flowFailures.add(error)
+      throw error
+    }
+  }
+
+  /** The SDK's client auth module, imported once, and only by a transport given a provider. */
+  #loadSdk(): Promise<SdkAuth> {
+    this.#sdk ??= import('@modelcontextprotocol/sdk/client/auth.js').catch((cause: unknown) => {
+      throw new TransportError('http', 'The server asks for authorization (HTTP 401/403), and options.authProvider needs @modelcontextprotocol/sdk installed to run it', {cause})
+    })
+    return this.#sdk
+  }
+}
