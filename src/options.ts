@@ -2,11 +2,12 @@ import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} fro
 import type {TransportEvent} from './events.ts'
 import type {FetchLike, HttpClient} from './http.ts'
 import {storeNamespace} from './namespace.ts'
+import {resolveOwnership, type OwnershipOptions, type ResolvedOwnership} from './persistence/ownership.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
 import {createRedactor, defaultSecretHeaders} from './redaction.ts'
 
 
-export interface ResumableHTTPClientTransportOptions {
+export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
   /**
    * Where the session and the stream cursors are kept. Use a persistent store to resume across restarts.
    * @defaultValue `new MemoryStore()`
@@ -132,6 +133,7 @@ export interface ResolvedOptions {
   resumeTimeoutMs: number
   onEvent: (event: TransportEvent) => void
   terminateOnClose: boolean
+  ownership: ResolvedOwnership
 }
 
 export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOptions = {}): ResolvedOptions {
@@ -169,6 +171,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     resumeTimeoutMs,
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
     terminateOnClose: options.terminateOnClose ?? false,
+    ownership: resolveOwnership(options),
   })
 }
 
@@ -195,6 +198,7 @@ function originOf(entry: string): string {
 const known = new Set<string>([
   'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
   'durability', 'resumeTimeoutMs', 'terminateOnClose', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
+  'ownership', 'leaseTtlMs',
 ])
 
 /**

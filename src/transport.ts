@@ -7,6 +7,7 @@ import {send, type PostHost} from './post.ts'
 import {Inbox, keyOfId} from './inbox.ts'
 import {requestIdOf, responseIdOf} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
+import {OwnedStore} from './persistence/ownership.ts'
 import {SessionRecords} from './persistence/records.ts'
 import type {JsonValue} from './persistence/store.ts'
 import {Session} from './session.ts'
@@ -48,10 +49,10 @@ export class ResumableHTTPClientTransport implements Transport {
     this.#options = resolveOptions(url, options)
     this.#http = this.#options.http
     this.#sessionIdOption = this.#options.sessionId
-    this.#records = new SessionRecords(this.#options.store, this.#options.namespace, (error, key) =>
-      this.#emit({type: 'store-error', key, error}),
-    )
-    this.#session = new Session(this.#records)
+    const report = (error: unknown, key: string): void => this.#emit({type: 'store-error', key, error})
+    const owned = new OwnedStore(this.#options.store, this.#options.namespace, this.#options.ownership, report)
+    this.#records = new SessionRecords(owned, this.#options.namespace, report)
+    this.#session = new Session(this.#records, owned)
     this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task))
     this.#inbox = new Inbox({
       deliver: (message) => this.#deliver(message),
@@ -104,7 +105,7 @@ export class ResumableHTTPClientTransport implements Transport {
     const lifetime = (this.#lifetime = new AbortController())
     const requested = this.#sessionIdOption
     this.#sessionIdOption = undefined
-    const sessionId = await this.#session.attach(requested)
+    const sessionId = await this.#session.attach(requested, lifetime.signal)
     if (sessionId === undefined) return
     const unanswered = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
     const stored = await this.#records.loadStreams(sessionId)
@@ -165,6 +166,7 @@ export class ResumableHTTPClientTransport implements Transport {
     lifetime.abort(closed)
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks])
     await this.#records.settled()
+    await this.#session.release()
     this.#inbox.settleAll(closed)
     const onclose = this.onclose
     // [SDK interop] Client.connect chains the callbacks it finds on a transport: detached here, so that a
