@@ -4,7 +4,9 @@ import {closeSync, fdatasync, openSync, renameSync, unlinkSync, writeFileSync} f
 import {mkdir, readFile, unlink} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
+import {acquireLease, fenceHolds, releaseLease, renewLease, type EntriesOperation} from './file-leases.ts'
 import {errorCode, FileLock, LOCK_RETRY_MAX_MS, temporaryFiles, type Lock} from './file-lock.ts'
+import {checkTtl, LeaseLostError, type Fence, type Lease} from './lease.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
 export interface FileStoreOptions {
@@ -34,7 +36,11 @@ type Change = JsonValue | typeof REMOVED
 
 /** Writes that have not started yet: later calls join it, so back-to-back writes cost one file write. */
 interface Batch {
-  readonly changes: Map<string, Change>
+  readonly changes: Map<string, {change: Change; fence: Fence | undefined}>
+  /** Lease operations, run under the lock after the changes. */
+  readonly operations: EntriesOperation[]
+  /** Keys whose change was refused: its fence was no longer the latest lease. */
+  readonly refused: Set<string>
   readonly done: Promise<void>
 }
 
@@ -144,32 +150,69 @@ export class FileStore implements ResumptionStore {
   }
 
   /** Resolves once the file holds `value` (or a later value written by another process). */
-  async set(key: string, value: JsonValue): Promise<void> {
+  async set(key: string, value: JsonValue, fence?: Fence): Promise<void> {
     checkKey(key)
-    return this.#enqueue(key, copy(key, value))
+    return this.#enqueue(key, copy(key, value), fence)
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(key: string, fence?: Fence): Promise<void> {
     checkKey(key)
-    return this.#enqueue(key, REMOVED)
+    return this.#enqueue(key, REMOVED, fence)
   }
 
-  #enqueue(key: string, change: Change): Promise<void> {
+  /**
+   * Leases are records of the file, taken under its lock (see file-leases.ts); one held by a process found dead
+   * on this host is taken over at once, whatever its TTL.
+   */
+  async acquire(name: string, ttlMs: number): Promise<Lease | undefined> {
+    checkTtl(ttlMs)
+    let token = 0
+    const batch = this.#batch()
+    batch.operations.push(acquireLease(name, ttlMs, (given) => (token = given)))
+    await batch.done
+    if (token === 0) return undefined
+    return {
+      token,
+      renew: async () => {
+        let kept = false
+        const batch = this.#batch()
+        batch.operations.push(renewLease(name, token, ttlMs, (renewed) => (kept = renewed)))
+        await batch.done
+        return kept
+      },
+      release: () => {
+        const batch = this.#batch()
+        batch.operations.push(releaseLease(name, token))
+        return batch.done
+      },
+    }
+  }
+
+  async #enqueue(key: string, change: Change, fence: Fence | undefined): Promise<void> {
+    const batch = this.#batch()
+    batch.changes.set(key, {change, fence})
+    await batch.done
+    if (batch.refused.has(key)) throw new LeaseLostError(fence!)
+  }
+
+  /** The batch that the next write will carry. */
+  #batch(): Batch {
     if (this.#next === undefined) {
-      const changes = new Map<string, Change>()
+      const changes: Batch['changes'] = new Map()
+      const operations: EntriesOperation[] = []
+      const refused = new Set<string>()
       const done = this.#tail.then(() => {
         this.#next = undefined
-        return this.#write(changes)
+        return this.#write(changes, operations, refused)
       })
-      this.#next = {changes, done}
+      this.#next = {changes, operations, refused, done}
       // A failed write rejects its own callers only; the next batch still runs.
       this.#tail = done.catch(() => {})
     }
-    this.#next.changes.set(key, change)
-    return this.#next.done
+    return this.#next
   }
 
-  async #write(changes: Map<string, Change>): Promise<void> {
+  async #write(changes: Batch['changes'], operations: EntriesOperation[], refused: Set<string>): Promise<void> {
     let hold = this.#hold
     this.#hold = undefined
     let kept = false
@@ -194,13 +237,15 @@ export class FileStore implements ResumptionStore {
       const othersWaiting = due ? this.#othersWaiting() : undefined
       const {entries} = hold
       let changed = false
-      for (const [key, change] of changes) {
-        if (change === REMOVED) changed = entries.delete(key) || changed
+      for (const [key, {change, fence}] of changes) {
+        if (!fenceHolds(entries, fence)) refused.add(key)
+        else if (change === REMOVED) changed = entries.delete(key) || changed
         else {
           entries.set(key, change)
           changed = true
         }
       }
+      for (const operation of operations) changed = operation(entries) || changed
       if (changed) await this.#replace(JSON.stringify(Object.fromEntries(entries)))
       this.#stepAside = (await othersWaiting) === true
       kept = !this.#stepAside

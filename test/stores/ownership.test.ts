@@ -4,8 +4,9 @@
  */
 import {describe, expect, it} from 'vitest'
 import {isLeaseLost, MemoryStore, type FetchLike} from '../../src/index.ts'
+import {expectAdoptionAfterClose} from '../fixtures/adoption.ts'
 import {expectLeaseContract} from '../fixtures/lease-contract.ts'
-import {connect, eventsOf, until, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, useMock} from '../fixtures/harness.ts'
 
 /** A fetch that records each POSTed request's wire ID with the session it was sent in. */
 function recordingFetch(posted: {sessionId: string | null; id: unknown}[]): FetchLike {
@@ -43,23 +44,7 @@ describe('one owner per session', () => {
   })
 
   it('the next transport adopts the session its owner left mid-call, resumes the stream, and the tool runs once', async () => {
-    const mock = useMock()
-    const store = new MemoryStore()
-    const owner = await connect({store})
-    const seen: number[] = []
-    const call = owner.client
-      .callTool({name: 'slow', arguments: {steps: 6, delayMs: 25}}, undefined, {onprogress: ({progress}) => seen.push(progress)})
-      .catch(() => 'owner gone')
-    await until(() => seen.length === 2)
-    await owner.transport.close()
-    await call
-
-    const next = await connect({store})
-    expect(next.transport.sessionId).toBe(owner.transport.sessionId ?? 'session-1')
-    await until(() => next.transport.metrics.unmatchedResponses === 1)
-    expect(next.transport.metrics.streamResumptions).toBe(1)
-    expect(mock.executions).toEqual({slow: 1})
-    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    const next = await expectAdoptionAfterClose(new MemoryStore(), useMock())
     await next.client.close()
   })
 
@@ -99,11 +84,14 @@ describe('one owner per session', () => {
     await second.client.close()
   })
 
-  it('two transports making 150 calls each at once on one store never send one request ID twice in a session', async () => {
+  it('two transports started at once on a store holding a session make 150 calls each, never one request ID twice in a session', async () => {
     useMock()
     const store = new MemoryStore()
     const posted: {sessionId: string | null; id: unknown}[] = []
     const fetch = recordingFetch(posted)
+    // A session left in the store by an earlier process: the one both would attach to.
+    const earlier = await connect({store})
+    await earlier.client.close()
     const [a, b] = await Promise.all([connect({store, fetch}), connect({store, fetch})])
     expect(a.transport.sessionId).not.toBe(b.transport.sessionId)
     await Promise.all(

@@ -3,7 +3,8 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {RedisStore} from '../../src/redis.ts'
-import {connect, until, useMock} from '../fixtures/harness.ts'
+import {expectAdoptionAfterClose} from '../fixtures/adoption.ts'
+import {connect, useMock} from '../fixtures/harness.ts'
 import {expectLeaseContract} from '../fixtures/lease-contract.ts'
 import {hasRedis, requireRedis, startRedis, type RedisClient, type RunningRedis} from '../fixtures/redis-server.ts'
 import {expectStoreContract} from '../fixtures/store-contract.ts'
@@ -66,22 +67,9 @@ describe('RedisStore', () => {
     requireRedis(context)
     const mock = useMock()
     const store = new RedisStore({client, prefix: 'transport:'})
-    const owner = await connect({store})
+    // A transport that keeps its own session meanwhile: the owner below gets another one.
     const other = await connect({store})
-    expect(other.transport.sessionId).not.toBe(owner.transport.sessionId)
-    const seen: number[] = []
-    const call = owner.client
-      .callTool({name: 'slow', arguments: {steps: 6, delayMs: 30}}, undefined, {onprogress: ({progress}) => seen.push(progress)})
-      .catch(() => 'owner gone')
-    await until(() => seen.length === 2)
-    await owner.transport.close()
-    await call
-
-    const next = await connect({store})
-    expect(next.transport.sessionId).toBe(owner.transport.sessionId ?? 'session-1')
-    await until(() => next.transport.metrics.unmatchedResponses === 1)
-    expect(next.transport.metrics.streamResumptions).toBe(1)
-    expect(mock.executions).toEqual({slow: 1})
+    const next = await expectAdoptionAfterClose(store, mock, [other])
     await Promise.all([other.client.close(), next.client.close()])
   })
 })
