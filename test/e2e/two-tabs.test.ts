@@ -3,73 +3,36 @@
  * which the browser releases when a tab closes. Debian's `/usr/bin/chromium` through playwright-core; the page is
  * test/browser/tabs-page.ts. Without Chromium the test is skipped, except under `CI`, where it fails.
  */
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
-import type {Browser, Page} from 'playwright-core'
-import {build} from 'vite'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../../src/testing/node.ts'
+import type {Page} from 'playwright-core'
+import {describe, expect, it} from 'vitest'
+import {createReferenceServer} from '../../src/testing/node.ts'
 import type {TabState} from '../browser/tabs-page.ts'
-import {hasChromium, launchChromium, requireChromium} from '../fixtures/chromium.ts'
-import {serveStatic} from '../fixtures/static.ts'
+import {requireChromium} from '../fixtures/chromium.ts'
+import {usePageServer} from '../fixtures/page-server.ts'
 
-const root = fileURLToPath(new URL('../../', import.meta.url))
-let outDir = ''
-let browser: Browser | undefined
-let listening: Listening | undefined
-let server: ReferenceServer
+const server = createReferenceServer()
 /** Each JSON-RPC request POSTed: its session and ID. */
 const posted: {sessionId: string | null; id: unknown}[] = []
-
-async function handle(request: Request): Promise<Response> {
-  const url = new URL(request.url)
-  if (url.pathname !== '/mcp') return serveStatic(outDir, url)
+const page = usePageServer('two-tabs', 'tabs.html', async (request) => {
   if (request.method === 'POST') {
     const body = JSON.parse(await request.clone().text()) as {id?: unknown; method?: unknown}
     if (body.id !== undefined && body.method !== undefined) posted.push({sessionId: request.headers.get('mcp-session-id'), id: body.id})
   }
   return server.handle(request)
-}
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  outDir = await mkdtemp(join(tmpdir(), 'two-tabs-'))
-  server = createReferenceServer()
-  const [built, launched] = await Promise.allSettled([
-    build({
-      root: join(root, 'test/browser'),
-      configFile: false,
-      logLevel: 'error',
-      build: {outDir, emptyOutDir: true, minify: false, reportCompressedSize: false, chunkSizeWarningLimit: 2000, rolldownOptions: {input: join(root, 'test/browser/tabs.html')}},
-    }),
-    launchChromium(),
-  ])
-  if (launched.status === 'fulfilled') browser = launched.value
-  if (built.status === 'rejected') throw built.reason
-  if (launched.status === 'rejected') throw launched.reason
-  listening = await listen({handle})
-}, 30_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await listening?.close()
-  if (outDir !== '') await rm(outDir, {recursive: true, force: true})
 })
 
-const state = (page: Page): Promise<TabState> => page.evaluate(() => window.__tab)
+const state = (tab: Page): Promise<TabState> => tab.evaluate(() => window.__tab)
 
 describe('IdbStore in two Chromium tabs', () => {
   it('the second tab gets a session of its own; once the first closes mid-call, a new tab adopts its session and resumes the stream: the tool ran once', async (context) => {
     requireChromium(context)
-    const origin = new URL(listening!.url).origin
-    const tabs = await browser!.newContext()
+    const {origin} = page
+    const tabs = await page.browser.newContext()
     const open = async (): Promise<Page> => {
-      const page = await tabs.newPage()
-      await page.goto(`${origin}/tabs.html`)
-      await page.waitForFunction(() => window.__tab.phase !== 'connecting', undefined, {timeout: 10_000})
-      return page
+      const tab = await tabs.newPage()
+      await tab.goto(`${origin}/tabs.html`)
+      await tab.waitForFunction(() => window.__tab.phase !== 'connecting', undefined, {timeout: 10_000})
+      return tab
     }
 
     const first = await open()
