@@ -6,7 +6,7 @@
 //   --rounds=N          measured rounds, after one warm-up       (default 7)
 //   --echo-requests=N   sequential requests per round-trip round (default 2000)
 //   --heap-events=N     events of the heap test stream           (default 1000000)
-//   --only=LIST         sections: stream,echo,heap,memory,roundtrip,sweep (default all), and profile
+//   --only=LIST         sections: stream,echo,heap,memory,roundtrip,sweep,fleet (default all), and profile
 //   --clients=LIST      clients of stream and echo: ours,ours+file,sdk,raw,wire (default all)
 //   --quick             fewer events, requests and rounds everywhere: about a minute
 //   --profile           also profile ours with 1,000 open streams (node --cpu-prof): top self-time functions
@@ -32,7 +32,7 @@ const args = Object.fromEntries(
   }),
 )
 const quick = args['quick'] === 'true'
-const sections = new Set((args['only'] ?? 'stream,echo,heap,memory,roundtrip,sweep').split(','))
+const sections = new Set((args['only'] ?? 'stream,echo,heap,memory,roundtrip,sweep,fleet').split(','))
 if (args['profile'] === 'true') sections.add('profile')
 
 if (typeof globalThis.gc !== 'function' && sections.has('heap')) {
@@ -97,6 +97,7 @@ async function main() {
     }
     if (sections.has('heap')) results.heap = await heapSection(factories.ours, server.url, config, missed)
     if (sections.has('memory')) results.memory = await memorySection(quick, missed)
+    if (sections.has('fleet')) results.fleet = await (await import('./fleet.mjs')).fleetSection(server.url, config, missed)
     if (['roundtrip', 'sweep', 'profile'].some((name) => sections.has(name))) {
       const reference = await startReferenceServer()
       try {

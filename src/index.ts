@@ -1,5 +1,7 @@
 export {ResumableHTTPClientTransport} from './transport.ts'
 export {MemoryStore, type JsonValue, type ResumptionStore} from './persistence/store.ts'
+export {isLeaseLost, LeaseLostError, type Fence, type Lease} from './persistence/lease.ts'
+export type {OwnershipOptions} from './persistence/ownership.ts'
 export {TransportError, isTransportError, transportErrorCodeOf, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
 export type {FetchLike} from './http.ts'
 export type {AuthProvider, UnauthorizedContext} from './auth.ts'

@@ -5,10 +5,11 @@ import type {TransportEvent} from './events.ts'
 import type {FetchLike, HttpClient} from './http.ts'
 import {resolveLimits, type LimitOptions, type Limits} from './limits.ts'
 import {storeNamespace} from './namespace.ts'
+import {resolveOwnership, type OwnershipOptions, type ResolvedOwnership} from './persistence/ownership.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
 import {createRedactor, defaultSecretHeaders} from './redaction.ts'
 
-export interface ResumableHTTPClientTransportOptions {
+export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
   /**
    * Where the session and the stream cursors are kept. Use a persistent store to resume across restarts.
    * @defaultValue `new MemoryStore()`
@@ -161,6 +162,7 @@ export interface ResolvedOptions {
   terminateOnClose: boolean
   limits: Limits
   storeTimeoutMs: number
+  ownership: ResolvedOwnership
 }
 
 export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOptions = {}): ResolvedOptions {
@@ -208,6 +210,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     terminateOnClose: options.terminateOnClose ?? false,
     limits: resolveLimits(options.limits),
     storeTimeoutMs,
+    ownership: resolveOwnership(options),
   })
 }
 
@@ -234,7 +237,7 @@ function originOf(entry: string): string {
 const known = new Set<string>([
   'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
   'durability', 'resumeTimeoutMs', 'terminateOnClose', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
-  'limits', 'storeTimeoutMs', 'authProvider',
+  'limits', 'storeTimeoutMs', 'authProvider', 'ownership', 'leaseTtlMs',
 ])
 
 /**

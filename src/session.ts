@@ -1,6 +1,7 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportError} from './errors.ts'
 import type {JsonRpcId} from './jsonrpc.ts'
+import type {OwnedStore} from './persistence/ownership.ts'
 import type {SessionRecord, SessionRecords} from './persistence/records.ts'
 import type {JsonValue} from './persistence/store.ts'
 
@@ -37,8 +38,11 @@ export class Session {
   /** The replayed handshake's `notifications/initialized` is the server's already: not sent again. */
   #initializedSent = false
 
-  constructor(records: SessionRecords) {
+  readonly #owner: OwnedStore
+
+  constructor(records: SessionRecords, owner: OwnedStore) {
     this.#records = records
+    this.#owner = owner
   }
 
   get id(): string | undefined {
@@ -93,10 +97,12 @@ export class Session {
    * Attaches to the session the app names (`requested`), else to the stored one; resolves the attached ID, or
    * undefined when there is none to attach to.
    */
-  async attach(requested: string | undefined): Promise<string | undefined> {
+  async attach(requested: string | undefined, signal: AbortSignal): Promise<string | undefined> {
     if (requested !== undefined && !validSessionId.test(requested)) {
       throw new TransportError('protocol', `options.sessionId must be visible ASCII (0x21-0x7E), got ${JSON.stringify(requested)}`)
     }
+    // One owner per session: the stored session read below is one no live transport holds (README, "Ownership").
+    await this.#owner.claim(signal)
     const stored = await this.#records.loadSession()
     const sessionId = requested ?? stored?.sessionId
     if (sessionId === undefined) return undefined
@@ -190,6 +196,11 @@ export class Session {
     this.#protocolVersion = undefined
     this.#initializeResult = undefined
     return this.#records.clearSession()
+  }
+
+  /** Gives the session's lease up, once its last writes are done: the next transport may take it. */
+  release(): Promise<void> {
+    return this.#owner.release()
   }
 
   /** Reserves the block of wire IDs that starts at `from`, in the store, before any of them is used. */

@@ -10,12 +10,13 @@ import {send, type PostHost} from './post.ts'
 import {Inbox, keyOfId} from './inbox.ts'
 import {requestIdOf, responseIdOf} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
+import {OwnedStore} from './persistence/ownership.ts'
 import {SessionRecords} from './persistence/records.ts'
 import type {JsonValue} from './persistence/store.ts'
 import {Session} from './session.ts'
 import {StreamLifecycle, type LifecycleHost, type Opening} from './streams/lifecycle.ts'
 import {OpenStreams} from './streams/open-streams.ts'
-import {asError, deliverAll, readConnection, type ReaderHost} from './streams/reader.ts'
+import {deliverAll, readConnection, type ReaderHost} from './streams/reader.ts'
 import {wireIdOfKey, type Stream, type StreamInit} from './streams/stream.ts'
 
 /**
@@ -46,12 +47,13 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#options = resolveOptions(url, options)
     this.#http = this.#options.http
     this.#sessionIdOption = this.#options.sessionId
-    this.#records = new SessionRecords(this.#options, (event) => {
-      this.#emit(event)
-      // Persistence lost is said where the app looks too (onerror); the records report it once.
-      if (event.type === 'store-error') this.report(new TransportError('store', `The store failed: ${asError(event.error).message}; going on without it`, {cause: event.error}))
-    })
-    this.#session = new Session(this.#records)
+    const storeError = (error: unknown, key: string): void => {
+      this.#emit({type: 'store-error', key, error})
+      this.reportStoreFailure(error)
+    }
+    const owned = new OwnedStore(this.#options.store, this.#options.namespace, this.#options.ownership, storeError)
+    this.#records = new SessionRecords({...this.#options, store: owned}, (event) => (event.type === 'store-error' ? storeError(event.error, event.key) : this.#emit(event)))
+    this.#session = new Session(this.#records, owned)
     this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task), {limits: this.#options.limits, emit: (event) => this.#emit(event)})
     this.#inbox = new Inbox({
       deliver: (message) => this.deliver(message),
@@ -114,7 +116,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const lifetime = (this.#lifetime = new AbortController())
     const requested = this.#sessionIdOption
     this.#sessionIdOption = undefined
-    const sessionId = await this.#session.attach(requested)
+    const sessionId = await this.#session.attach(requested, lifetime.signal)
     if (sessionId === undefined) return
     const unanswered = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
     const stored = await this.#records.loadStreams(sessionId)
@@ -146,9 +148,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   setProtocolVersion(version: string): void {
-    if (this.#session.endsSession(version)) {
-      this.#track(this.#endSession(new TransportError('aborted', `Protocol ${version} has no sessions`)).cleared)
-    }
+    if (this.#session.endsSession(version)) this.#track(this.#endSession(new TransportError('aborted', `Protocol ${version} has no sessions`)).cleared)
     this.#session.setProtocolVersion(version)
   }
 
@@ -183,6 +183,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     lifetime.abort(closed)
     while (this.#tasks.size > 0) await Promise.allSettled([...this.#tasks])
     await this.#records.settled()
+    await this.#session.release()
     this.#inbox.settleAll(closed)
     const onclose = this.onclose
     // [SDK interop] Client.connect chains the callbacks it finds on a transport: its wrappers go, so that a Client

@@ -209,7 +209,7 @@ function parseLock(text: string): LockOwner | undefined {
   return undefined
 }
 
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
@@ -221,7 +221,7 @@ function isAlive(pid: number): boolean {
 
 let host: string | undefined
 // Process IDs are only comparable on one host: a lock from another host is judged by its age.
-function thisHost(): string {
+export function thisHost(): string {
   host ??= hostname()
   return host
 }

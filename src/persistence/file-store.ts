@@ -1,10 +1,11 @@
 /// <reference types="node" />
-import {randomBytes} from 'node:crypto'
-import {closeSync, fdatasync, openSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
 import {mkdir, readFile, unlink} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
+import {replaceFile} from './atomic-file.ts'
+import {acquireLease, fenceHolds, releaseLease, renewLease, type EntriesOperation} from './file-leases.ts'
 import {errorCode, FileLock, LOCK_RETRY_MAX_MS, temporaryFiles, type Lock} from './file-lock.ts'
+import {checkTtl, LeaseLostError, type Fence, type Lease} from './lease.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
 export interface FileStoreOptions {
@@ -34,7 +35,11 @@ type Change = JsonValue | typeof REMOVED
 
 /** Writes that have not started yet: later calls join it, so back-to-back writes cost one file write. */
 interface Batch {
-  readonly changes: Map<string, Change>
+  readonly changes: Map<string, {change: Change; fence: Fence | undefined}>
+  /** Lease operations, run under the lock after the changes. */
+  readonly operations: EntriesOperation[]
+  /** Keys whose change was refused: its fence was no longer the latest lease. */
+  readonly refused: Set<string>
   readonly done: Promise<void>
 }
 
@@ -144,32 +149,69 @@ export class FileStore implements ResumptionStore {
   }
 
   /** Resolves once the file holds `value` (or a later value written by another process). */
-  async set(key: string, value: JsonValue): Promise<void> {
+  async set(key: string, value: JsonValue, fence?: Fence): Promise<void> {
     checkKey(key)
-    return this.#enqueue(key, copy(key, value))
+    return this.#enqueue(key, copy(key, value), fence)
   }
 
-  async delete(key: string): Promise<void> {
+  async delete(key: string, fence?: Fence): Promise<void> {
     checkKey(key)
-    return this.#enqueue(key, REMOVED)
+    return this.#enqueue(key, REMOVED, fence)
   }
 
-  #enqueue(key: string, change: Change): Promise<void> {
+  /**
+   * Leases are records of the file, taken under its lock (see file-leases.ts); one held by a process found dead
+   * on this host is taken over at once, whatever its TTL.
+   */
+  async acquire(name: string, ttlMs: number): Promise<Lease | undefined> {
+    checkTtl(ttlMs)
+    let token = 0
+    const batch = this.#batch()
+    batch.operations.push(acquireLease(name, ttlMs, (given) => (token = given)))
+    await batch.done
+    if (token === 0) return undefined
+    return {
+      token,
+      renew: async () => {
+        let kept = false
+        const batch = this.#batch()
+        batch.operations.push(renewLease(name, token, ttlMs, (renewed) => (kept = renewed)))
+        await batch.done
+        return kept
+      },
+      release: () => {
+        const batch = this.#batch()
+        batch.operations.push(releaseLease(name, token))
+        return batch.done
+      },
+    }
+  }
+
+  async #enqueue(key: string, change: Change, fence: Fence | undefined): Promise<void> {
+    const batch = this.#batch()
+    batch.changes.set(key, {change, fence})
+    await batch.done
+    if (batch.refused.has(key)) throw new LeaseLostError(fence!)
+  }
+
+  /** The batch that the next write will carry. */
+  #batch(): Batch {
     if (this.#next === undefined) {
-      const changes = new Map<string, Change>()
+      const changes: Batch['changes'] = new Map()
+      const operations: EntriesOperation[] = []
+      const refused = new Set<string>()
       const done = this.#tail.then(() => {
         this.#next = undefined
-        return this.#write(changes)
+        return this.#write(changes, operations, refused)
       })
-      this.#next = {changes, done}
+      this.#next = {changes, operations, refused, done}
       // A failed write rejects its own callers only; the next batch still runs.
       this.#tail = done.catch(() => {})
     }
-    this.#next.changes.set(key, change)
-    return this.#next.done
+    return this.#next
   }
 
-  async #write(changes: Map<string, Change>): Promise<void> {
+  async #write(changes: Batch['changes'], operations: EntriesOperation[], refused: Set<string>): Promise<void> {
     let hold = this.#hold
     this.#hold = undefined
     let kept = false
@@ -194,14 +236,16 @@ export class FileStore implements ResumptionStore {
       const othersWaiting = due ? this.#othersWaiting() : undefined
       const {entries} = hold
       let changed = false
-      for (const [key, change] of changes) {
-        if (change === REMOVED) changed = entries.delete(key) || changed
+      for (const [key, {change, fence}] of changes) {
+        if (!fenceHolds(entries, fence)) refused.add(key)
+        else if (change === REMOVED) changed = entries.delete(key) || changed
         else {
           entries.set(key, change)
           changed = true
         }
       }
-      if (changed) await this.#replace(JSON.stringify(Object.fromEntries(entries)))
+      for (const operation of operations) changed = operation(entries) || changed
+      if (changed) await replaceFile(this.#path, JSON.stringify(Object.fromEntries(entries)))
       this.#stepAside = (await othersWaiting) === true
       kept = !this.#stepAside
       if (kept && due) kept = await this.#refresh(hold)
@@ -287,33 +331,6 @@ export class FileStore implements ResumptionStore {
     this.#onError(new Error(`FileStore: ${this.#path} ${problem}; ${effect}`, {cause}))
   }
 
-  /**
-   * Writes the file whole. The system calls that do not wait for the disk are made synchronously, and only the
-   * flush to disk is awaited: one turn of the event loop per write rather than five, which a stream's
-   * back-to-back cursor writes would otherwise wait for behind the parsing of every batch.
-   */
-  async #replace(text: string): Promise<void> {
-    const temp = `${this.#path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
-    const fd = openSync(temp, 'wx', 0o600)
-    try {
-      // Given a descriptor, writeFileSync writes until every byte is written; writeSync may stop short.
-      writeFileSync(fd, text)
-      // On disk before the rename: otherwise a power loss could leave the renamed file empty.
-      await flushToDisk(fd)
-    } catch (error) {
-      closeSync(fd)
-      unlinkQuietly(temp)
-      throw error
-    }
-    closeSync(fd)
-    try {
-      renameSync(temp, this.#path)
-    } catch (error) {
-      unlinkQuietly(temp)
-      throw error
-    }
-  }
-
   // A writer killed between creating a temporary file (data or lock draft) and removing it leaves it behind.
   // Judged by age only: a live writer's temporary file lasts milliseconds, and its pid may be another host's.
   async #sweep(): Promise<void> {
@@ -335,19 +352,6 @@ export class FileStore implements ResumptionStore {
       this.#signal?.throwIfAborted()
       throw error
     })
-  }
-}
-
-/** The data of `fd` on disk, with what reading it back needs (its size): fdatasync, in the thread pool. */
-function flushToDisk(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error === null ? resolve() : reject(error))))
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path)
-  } catch {
-    // Already gone; a leftover is swept once old.
   }
 }
 

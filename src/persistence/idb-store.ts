@@ -1,4 +1,5 @@
-import {createStore, del, get, keys, set, type UseStore} from 'idb-keyval'
+import {createStore, del, get, keys, promisifyRequest, set, type UseStore} from 'idb-keyval'
+import {LeaseLostError, type Fence, type Lease} from './lease.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
 export interface IdbStoreOptions {
@@ -24,6 +25,12 @@ export interface IdbStoreOptions {
  * Importing this module and constructing the store touch nothing: the database is opened on first use. Where
  * IndexedDB is missing (Node without a polyfill), every call rejects with a `TypeError` that says so.
  *
+ * Leases (`acquire`) are Web Locks (`navigator.locks`): held while the tab (or worker) that took it lives, and
+ * released by the browser when it closes or crashes, so the TTL is not used. Where Web Locks are missing (Node
+ * with `fake-indexeddb`), a lease excludes only the other transports of the same JavaScript realm: see
+ * {@link IdbStore.webLocks}. The fencing token is kept in the database either way, and fenced writes check it
+ * in the transaction that writes.
+ *
  * @example
  * ```ts
  * import {IdbStore} from 'mcp-resumable-http/idb'
@@ -44,12 +51,64 @@ export class IdbStore implements ResumptionStore {
     return get<JsonValue>(key, this.#open())
   }
 
-  async set(key: string, value: JsonValue): Promise<void> {
-    return set(key, value, this.#open())
+  async set(key: string, value: JsonValue, fence?: Fence): Promise<void> {
+    if (fence === undefined) return set(key, value, this.#open())
+    return this.#fenced(fence, (store) => store.put(value, key))
   }
 
-  async delete(key: string): Promise<void> {
-    return del(key, this.#open())
+  async delete(key: string, fence?: Fence): Promise<void> {
+    if (fence === undefined) return del(key, this.#open())
+    return this.#fenced(fence, (store) => store.delete(key))
+  }
+
+  /** True where leases exclude other tabs and workers (Web Locks); false where they exclude this realm only. */
+  static get webLocks(): boolean {
+    return typeof navigator !== 'undefined' && typeof (navigator as Partial<Navigator>).locks?.request === 'function'
+  }
+
+  /** Takes the Web Lock of lease `name` if no other tab or worker holds it (see {@link IdbStore.webLocks}). */
+  async acquire(name: string): Promise<Lease | undefined> {
+    const lockName = `mcp-resumable-http:${this.#databaseName}/${this.#storeName}:${name}`
+    const unlock = await (IdbStore.webLocks ? webLock(lockName) : realmLock(lockName))
+    if (unlock === undefined) return undefined
+    try {
+      const token = await this.#nextToken(name)
+      return {
+        token,
+        // Held until released (or the tab goes): renewing only tells whether the token is still the latest.
+        renew: async () => (await this.#latestToken(name)) === token,
+        release: () => {
+          unlock()
+          return Promise.resolve()
+        },
+      }
+    } catch (error) {
+      unlock()
+      throw error
+    }
+  }
+
+  /** Gives lease `name` the next token, in one transaction. */
+  #nextToken(name: string): Promise<number> {
+    return this.#open()('readwrite', async (store) => {
+      const token = tokenOf(await promisifyRequest(store.get(name))) + 1
+      store.put({token}, name)
+      await promisifyRequest(store.transaction)
+      return token
+    })
+  }
+
+  async #latestToken(name: string): Promise<number> {
+    return tokenOf(await get(name, this.#open()))
+  }
+
+  /** Writes with `write` in a transaction that first checks that `fence` is the latest lease of its name. */
+  #fenced(fence: Fence, write: (store: IDBObjectStore) => void): Promise<void> {
+    return this.#open()('readwrite', async (store) => {
+      if (tokenOf(await promisifyRequest(store.get(fence.lease))) !== fence.token) throw new LeaseLostError(fence)
+      write(store)
+      await promisifyRequest(store.transaction)
+    })
   }
 
   async list(prefix: string): Promise<string[]> {
@@ -74,4 +133,34 @@ function name(value: string | undefined, option: string, fallback: string): stri
   if (value === undefined) return fallback
   if (typeof value !== 'string' || value === '') throw new TypeError(`options.${option} must be a non-empty string`)
   return value
+}
+
+function tokenOf(value: unknown): number {
+  const token = (value as {token?: unknown} | undefined)?.token
+  return typeof token === 'number' ? token : 0
+}
+
+/** Takes Web Lock `name` if it is free; resolves the function that releases it, or undefined. */
+function webLock(name: string): Promise<(() => void) | undefined> {
+  return new Promise((resolve, reject) => {
+    navigator.locks
+      .request(name, {ifAvailable: true}, (lock) => {
+        if (lock === null) {
+          resolve(undefined)
+          return undefined
+        }
+        // The lock is held until the promise returned here settles: when the lease is released.
+        return new Promise<void>((unlock) => resolve(unlock))
+      })
+      .catch(reject)
+  })
+}
+
+/** Where Web Locks are missing: locks held in this JavaScript realm only. */
+const realmLocks = new Set<string>()
+
+function realmLock(name: string): Promise<(() => void) | undefined> {
+  if (realmLocks.has(name)) return Promise.resolve(undefined)
+  realmLocks.add(name)
+  return Promise.resolve(() => realmLocks.delete(name))
 }

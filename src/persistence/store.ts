@@ -1,3 +1,5 @@
+import {LocalLeases, type Fence, type Lease} from './lease.ts'
+
 /** A JSON value, as a {@link ResumptionStore} keeps it. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | {[key: string]: JsonValue}
 
@@ -9,28 +11,50 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | {[key: 
  */
 export interface ResumptionStore {
   get(key: string): Promise<JsonValue | undefined>
-  set(key: string, value: JsonValue): Promise<void>
-  delete(key: string): Promise<void>
+  /**
+   * Stores `value`. With `fence` (given only by a store that implements {@link ResumptionStore.acquire}), the
+   * write is made under that lease: it rejects with a `LeaseLostError` once a later lease of that name was given.
+   */
+  set(key: string, value: JsonValue, fence?: Fence): Promise<void>
+  /** Deletes `key`; `fence` as for {@link ResumptionStore.set}. */
+  delete(key: string, fence?: Fence): Promise<void>
   /** The keys that start with `prefix`, in any order. Called when a transport starts, to find its records. */
   list(prefix: string): Promise<string[]>
+  /**
+   * Optional: ownership (docs in the README, "Ownership"). Takes the lease `name` for `ttlMs` unless a live
+   * owner holds it (then resolves undefined). Each lease taken gets a larger fencing token than the one before
+   * it of that name, and the store then refuses writes fenced with an older token. A store without it lets any
+   * number of transports share a session.
+   */
+  acquire?(name: string, ttlMs: number): Promise<Lease | undefined>
 }
 
 /** The default store: lives as long as the process or page, so it survives dropped connections only. */
 export class MemoryStore implements ResumptionStore {
   readonly #entries = new Map<string, JsonValue>()
+  readonly #leases = new LocalLeases()
 
   get(key: string): Promise<JsonValue | undefined> {
     return Promise.resolve(this.#entries.get(key))
   }
 
-  set(key: string, value: JsonValue): Promise<void> {
+  set(key: string, value: JsonValue, fence?: Fence): Promise<void> {
+    const refused = this.#leases.refusal(fence)
+    if (refused !== undefined) return Promise.reject(refused)
     this.#entries.set(key, value)
     return Promise.resolve()
   }
 
-  delete(key: string): Promise<void> {
+  delete(key: string, fence?: Fence): Promise<void> {
+    const refused = this.#leases.refusal(fence)
+    if (refused !== undefined) return Promise.reject(refused)
     this.#entries.delete(key)
     return Promise.resolve()
+  }
+
+  /** Leases held in this process (or page): one transport at a time per session of this store. */
+  acquire(name: string, ttlMs: number): Promise<Lease | undefined> {
+    return Promise.resolve(this.#leases.acquire(name, ttlMs))
   }
 
   list(prefix: string): Promise<string[]> {

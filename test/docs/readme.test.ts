@@ -144,7 +144,7 @@ describe('README', () => {
     const interfaceText = (name: string): string => {
       for (const file of sources) {
         const text = readFileSync(join(root, 'src', file), 'utf8')
-        const start = text.indexOf(`export interface ${name} {`)
+        const start = text.search(new RegExp(`export interface ${name} (extends \\w+ )?\\{`))
         if (start !== -1) return text.slice(start, text.indexOf('\n}', start))
       }
       throw new Error(`no interface ${name} in src/`)
@@ -155,7 +155,7 @@ describe('README', () => {
         const value = /@defaultValue (.*)$/m.exec(doc!)?.[1]
         return value === undefined ? [] : [[`${prefix}${property!}`, value]]
       })
-    const documented = new Map([...defaults('ResumableHTTPClientTransportOptions', ''), ...defaults('ReconnectOptions', 'reconnect.'), ...defaults('LimitOptions', 'limits.')])
+    const documented = new Map([...defaults('ResumableHTTPClientTransportOptions', ''), ...defaults('OwnershipOptions', ''), ...defaults('ReconnectOptions', 'reconnect.'), ...defaults('LimitOptions', 'limits.')])
     const plain = (text: string): string => text.replaceAll('`', '').trim()
     const section = readme.slice(readme.indexOf('## Options'))
     const rows = /^\|.*\|\n\|[-|]+\|\n((?:\|.*\|\n)+)/m.exec(section)![1]!.trim().split('\n').map((row) => row.split('|').slice(1, 3).map(plain))

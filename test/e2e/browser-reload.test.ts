@@ -6,33 +6,21 @@
  *
  * Without Chromium the test is skipped, except under `CI`, where it fails: .ci/run installs Chromium.
  */
-import {mkdtemp, rm} from 'node:fs/promises'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
-import {fileURLToPath} from 'node:url'
-import type {Browser} from 'playwright-core'
-import {build} from 'vite'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {createReferenceServer, listen, type Listening, type ReferenceServer} from '../../src/testing/node.ts'
+import {describe, expect, it} from 'vitest'
+import {createReferenceServer} from '../../src/testing/node.ts'
 import type {PageState} from '../browser/reload-page.ts'
-import {hasChromium, launchChromium, requireChromium} from '../fixtures/chromium.ts'
-import {serveStatic} from '../fixtures/static.ts'
+import {requireChromium} from '../fixtures/chromium.ts'
+import {usePageServer} from '../fixtures/page-server.ts'
 
-const root = fileURLToPath(new URL('../../', import.meta.url))
 /** The slow tool's steps, as the page asks for them. */
 const steps = 8
 
-let outDir = ''
-let browser: Browser | undefined
-let listening: Listening | undefined
-let server: ReferenceServer
+const server = createReferenceServer()
 /** The JSON-RPC requests POSTed to /mcp, both loads: their IDs must never repeat within the session. */
 const posted: {id: unknown; method: unknown}[] = []
 
 /** One origin: `/mcp` is the reference server, every other path the page. */
-async function handle(request: Request): Promise<Response> {
-  const url = new URL(request.url)
-  if (url.pathname !== '/mcp') return serveStatic(outDir, url)
+const pages = usePageServer('browser-reload', undefined, async (request) => {
   if (request.method === 'POST') {
     try {
       const body = JSON.parse(await request.clone().text()) as {id?: unknown; method?: unknown}
@@ -42,40 +30,13 @@ async function handle(request: Request): Promise<Response> {
     }
   }
   return server.handle(request)
-}
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  outDir = await mkdtemp(join(tmpdir(), 'browser-reload-'))
-  server = createReferenceServer()
-  // Bundling and launching overlap: both take most of a second on 2 cores.
-  const [built, launched] = await Promise.allSettled([
-    build({
-      root: join(root, 'test/browser'),
-      configFile: false,
-      logLevel: 'error',
-      build: {outDir, emptyOutDir: true, minify: false, reportCompressedSize: false, chunkSizeWarningLimit: 2000},
-    }),
-    launchChromium(),
-  ])
-  if (launched.status === 'fulfilled') browser = launched.value
-  if (built.status === 'rejected') throw built.reason
-  if (launched.status === 'rejected') throw launched.reason
-  listening = await listen({handle})
-}, 30_000)
-
-// Registered on its own, so that it runs whatever part of beforeAll failed.
-afterAll(async () => {
-  await browser?.close()
-  await listening?.close()
-  if (outDir !== '') await rm(outDir, {recursive: true, force: true})
 })
 
 describe('IdbStore in headless Chromium', () => {
   it('a page reloaded mid-call resumes its session from IndexedDB: the tool stream continues after Last-Event-ID, the tool ran once, its result arrives once', async (context) => {
     requireChromium(context)
-    const origin = new URL(listening!.url).origin
-    const page = await browser!.newPage()
+    const {origin} = pages
+    const page = await pages.browser.newPage()
     const pageErrors: string[] = []
     page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`))
     page.on('console', (message) => {

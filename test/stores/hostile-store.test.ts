@@ -15,7 +15,7 @@ const bound = 1500
 const sessionKey = `mcp-resumable-http:${url}#session`
 
 /** `store` with `operation` never settling from call number `from` on (1-based), counting its calls. */
-function hanging(store: MemoryStore, operation: keyof ResumptionStore, from = 1): ResumptionStore & {calls: number} {
+function hanging(store: MemoryStore, operation: 'get' | 'set' | 'delete' | 'list', from = 1): ResumptionStore & {calls: number} {
   const wrapped = {
     calls: 0,
     get: (key: string) => store.get(key),

@@ -1,0 +1,74 @@
+import {isAlive, thisHost} from './file-lock.ts'
+import type {Fence} from './lease.ts'
+import type {JsonValue} from './store.ts'
+
+/**
+ * `FileStore`'s leases: each a record in the store's own file (under the lease's name), read and written under
+ * the file's lock like every other record, so that the fence check and the write it guards land in one atomic
+ * rename. A separate lease file would need a second lock held across each write; `proper-lockfile` would give
+ * the same mtime-judged lock the store has already, and no fencing token.
+ *
+ *     {token, expiresAt, pid, host}   expiresAt 0: released. The record stays: tokens only grow.
+ */
+interface LeaseRecord {
+  token: number
+  expiresAt: number
+  pid: number
+  host: string
+}
+
+/** An operation on the file's entries under its lock; true when it changed them. */
+export type EntriesOperation = (entries: Map<string, JsonValue>) => boolean
+
+function leaseOf(value: JsonValue | undefined): LeaseRecord | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
+  const {token, expiresAt, pid, host} = value
+  if (typeof token !== 'number' || typeof expiresAt !== 'number' || typeof pid !== 'number' || typeof host !== 'string') return undefined
+  return {token, expiresAt, pid, host}
+}
+
+/** Held by a live owner: not expired, and not a process found dead on this host. */
+function live(lease: LeaseRecord): boolean {
+  if (lease.expiresAt <= Date.now()) return false
+  return lease.host !== thisHost() || lease.pid === process.pid || isAlive(lease.pid)
+}
+
+/** Takes lease `name` for `ttlMs` unless a live owner holds it; `took` receives the token, or 0. */
+export function acquireLease(name: string, ttlMs: number, took: (token: number) => void): EntriesOperation {
+  return (entries) => {
+    const held = leaseOf(entries.get(name))
+    if (held !== undefined && live(held)) {
+      took(0)
+      return false
+    }
+    const token = (held?.token ?? 0) + 1
+    entries.set(name, {token, expiresAt: Date.now() + ttlMs, pid: process.pid, host: thisHost()})
+    took(token)
+    return true
+  }
+}
+
+/** Extends lease `name` while `token` is still the latest; `kept` receives whether it was. */
+export function renewLease(name: string, token: number, ttlMs: number, kept: (renewed: boolean) => void): EntriesOperation {
+  return (entries) => {
+    const held = leaseOf(entries.get(name))
+    const ours = held?.token === token
+    kept(ours)
+    if (ours) entries.set(name, {...held, expiresAt: Date.now() + ttlMs})
+    return ours
+  }
+}
+
+export function releaseLease(name: string, token: number): EntriesOperation {
+  return (entries) => {
+    const held = leaseOf(entries.get(name))
+    if (held?.token !== token || held.expiresAt === 0) return false
+    entries.set(name, {...held, expiresAt: 0})
+    return true
+  }
+}
+
+/** True when a write fenced with `fence` may go: its token is still the latest of its lease. */
+export function fenceHolds(entries: Map<string, JsonValue>, fence: Fence | undefined): boolean {
+  return fence === undefined || leaseOf(entries.get(fence.lease))?.token === fence.token
+}
