@@ -148,18 +148,14 @@ export class Chaos {
       }
       return
     }
-    if (roll < 66) {
-      await server.down()
-      await sleep(random.int(...restartMs))
-      await server.up()
-      note('restart-kept')
-      return
-    }
     if (roll < 67.5) {
-      await server.proxyDown()
-      await sleep(random.int(...outageMs))
-      await server.proxyUp()
-      note('outage')
+      // The server process restarts (its sockets reset, state kept), or the network refuses every connection.
+      const outage = roll >= 66
+      await (outage ? server.proxyDown() : server.down())
+      const [shortest, longest] = outage ? outageMs : restartMs
+      await sleep(random.int(shortest, longest))
+      await (outage ? server.proxyUp() : server.up())
+      note(outage ? 'outage' : 'restart-kept')
       return
     }
     if (roll < 69) {

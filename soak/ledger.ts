@@ -25,7 +25,8 @@ const causes: readonly {cause: string; kinds: readonly FaultKind[]; own: boolean
   {cause: 'its POST cut after the first event ID', kinds: ['cut-after-first-event'], own: true, unavoidable: false},
   {
     cause: 'another cut while it ran',
-    kinds: ['cut-resume', 'cut-get', 'cut-any', 'cut-after-first-event', 'close-with-retry', 'drop-all'],
+    // A call's cut left armed on its keep-alive connection may fall on the next call's response.
+    kinds: ['cut-resume', 'cut-get', 'cut-any', 'cut-after-first-event', 'cut-before-first-event', 'close-with-retry', 'drop-all'],
     own: false,
     unavoidable: false,
   },
@@ -143,7 +144,7 @@ export class Ledger {
       if (outcome === 'outcome-unknown') {
         const cause = this.causeOf(id, input.faults)
         unknownByCause.set(cause, (unknownByCause.get(cause) ?? 0) + 1)
-        if (cause === 'unexplained') this.#example(`${id} (${call.tool}) outcome-unknown with no fault to explain it`)
+        if (cause === 'unexplained') this.#example(`${id} (${call.tool}, ran ${input.runs.get(id) ?? 0}×) outcome-unknown, no fault to explain it`)
       }
     }
     let duplicateExecutions = 0

@@ -1,7 +1,7 @@
 /**
  * Server-to-client requests that were never answered. A request still pending when the run has settled is
- * lost; so is one that stayed pending for longer than the bound and then died with its session (expired, or
- * lost in a restart): the restart does not excuse the client that never answered it.
+ * lost; so is one that stayed pending for longer than {@link stuckMs} and then died with its session (expired,
+ * or lost in a restart): the restart does not excuse the client that never answered it.
  */
 import type {SoakServer} from './server.ts'
 
@@ -11,6 +11,12 @@ export interface LostRequest {
   method: string
 }
 
+/**
+ * Longer than any fault keeps a healthy client from answering: the longest outage (5 s), a `Retry-After`
+ * (1 s), the backoff and the answer's own delay (300 ms).
+ */
+export const stuckMs = 10_000
+
 interface Seen {
   since: number
   sessionId: string | undefined
@@ -19,14 +25,12 @@ interface Seen {
 
 export class RequestWatch {
   readonly #server: SoakServer
-  readonly #boundMs: number
   readonly #pending = new Map<string, Seen>()
   readonly #died: LostRequest[] = []
   readonly #timer: ReturnType<typeof setInterval>
 
-  constructor(server: SoakServer, boundMs: number) {
+  constructor(server: SoakServer) {
     this.#server = server
-    this.#boundMs = boundMs
     this.#timer = setInterval(() => this.#look(), 250)
   }
 
@@ -52,7 +56,7 @@ export class RequestWatch {
     for (const [key, seen] of this.#pending) {
       if (current.has(key)) continue
       this.#pending.delete(key)
-      if (!live.has(seen.sessionId) && now - seen.since > this.#boundMs) this.#died.push(seen.request)
+      if (!live.has(seen.sessionId) && now - seen.since > stuckMs) this.#died.push(seen.request)
     }
   }
 }

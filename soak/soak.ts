@@ -75,7 +75,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       }
     }
     children?.start()
-    const requests = new RequestWatch(server, options.hangMs)
+    const requests = new RequestWatch(server)
     chaos.start()
     const progress = setInterval(() => log(`${ledger.calls.size} calls, ${chaos.faults.length} faults, ${Math.round((Date.now() - began) / 1000)} s`), 10_000)
     while (!done()) await sleep(100)

@@ -20,7 +20,7 @@ beforeAll(async () => {
   directory = await mkdtemp(join('.test-build', 'soak-'))
   await run('npx', ['tsc', '-p', 'soak/tsconfig.json', '--outDir', directory])
   // Exit 1 when a zero fails: the figures are printed all the same.
-  const args = [join(directory, 'soak', 'run.js'), '--seed', String(seed), '--calls', '400', '--hang-ms', '8000', '--json']
+  const args = [join(directory, 'soak', 'run.js'), '--seed', String(seed), '--calls', '400', '--hang-ms', '10000', '--json']
   const output = await run(process.execPath, args).catch((error: unknown) => ({stdout: (error as {stdout?: string}).stdout ?? ''}))
   figures = JSON.parse(output.stdout.trim().split('\n').at(-1)!) as SoakFigures
 }, 150_000)
