@@ -52,8 +52,7 @@ if (!(minutes > 0)) {
   console.error(`--minutes must be more than 0\n\n${usage}`)
   process.exit(2)
 }
-if (!values.json) console.log(`soak: seed ${seed}`)
-const figures = await runSoak({
+const options = {
   seed,
   calls: whole('calls', values.calls, 1),
   minutes,
@@ -62,8 +61,10 @@ const figures = await runSoak({
   children: whole('children', values.children, 0),
   childEntry: fileURLToPath(new URL('./child.js', import.meta.url)),
   hangMs: whole('hang-ms', values['hang-ms'], 1_000),
-  log: values.json ? undefined : (line) => console.log(`  … ${line}`),
-})
+  log: values.json ? undefined : (line: string) => console.log(`  … ${line}`),
+}
+if (!values.json) console.log(`soak: seed ${seed}`)
+const figures = await runSoak(options)
 const zeros = {
   'duplicate executions': figures.duplicateExecutions,
   'duplicate deliveries': figures.duplicateDeliveries.response + figures.duplicateDeliveries['server-request'],
