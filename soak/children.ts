@@ -54,12 +54,17 @@ export class Children {
     return this.#slots.flatMap((slot) => (slot.sessionId === undefined ? [] : [slot.sessionId]))
   }
 
-  /** Kills one process (SIGKILL) that has a call open, and starts the next one on its file a little later. */
+  /**
+   * Kills one process (SIGKILL), one with a call open if there is one, and starts the next one on its file a
+   * little later.
+   */
   kill(): boolean {
     if (this.#stopping) return false
-    const busy = this.#slots.filter((slot) => slot.open.size > 0 && slot.process !== undefined)
-    if (busy.length === 0) return false
-    const slot = busy[this.#random.int(0, busy.length - 1)]!
+    const live = this.#slots.filter((slot) => slot.process !== undefined)
+    const busy = live.filter((slot) => slot.open.size > 0)
+    const candidates = busy.length > 0 ? busy : live
+    if (candidates.length === 0) return false
+    const slot = candidates[this.#random.int(0, candidates.length - 1)]!
     const process = slot.process!
     slot.process = undefined
     process.kill('SIGKILL')
