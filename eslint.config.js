@@ -8,7 +8,7 @@ const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependen
 const coreInternals = {group: ['../*', '!../index.ts'], message: 'src/testing imports the core only through ../index.ts.'}
 
 export default defineConfig(
-  {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js']},
+  {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', '.soak/**', '.test-build/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js']},
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {
@@ -44,6 +44,16 @@ export default defineConfig(
         ...['process', 'Buffer', 'global', 'require', 'module', '__dirname', '__filename', 'setImmediate', 'clearImmediate'].map(
           (name) => ({name, message: 'No Node globals in the core.'}),
         ),
+      ],
+    },
+  },
+  {
+    // The soak judges the transport: it reaches it through the public entry points only.
+    files: ['soak/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {patterns: [{regex: String.raw`^\.\./src/(?!(index|node|testing/node)\.ts$)`, message: 'The soak uses the public API only.'}]},
       ],
     },
   },

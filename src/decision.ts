@@ -54,7 +54,7 @@ export function decideReconnect(input: ReconnectInput): ReconnectDecision {
  */
 
 /** Statuses that say "not now": the server did not act, and the same request may succeed later. */
-function isTransient(status: number): boolean {
+export function isTransient(status: number): boolean {
   return status === 408 || status === 425 || status === 429 || status >= 500
 }
 

@@ -1,11 +1,12 @@
 import type {JSONRPCMessage, JSONRPCResultResponse} from '@modelcontextprotocol/sdk/types.js'
-import {classifyPostAnswer} from './decision.ts'
-import {isTransportError, neverConnected, TransportError} from './errors.ts'
 import type {AnswerQueue} from './answer-queue.ts'
+import {retryWithBackoff, type ReconnectPolicy} from './backoff.ts'
+import {classifyPostAnswer, isTransient} from './decision.ts'
+import {isTransportError, neverConnected, TransportError} from './errors.ts'
+import type {CallRecord} from './events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
 import {keyOfId, type Inbox} from './inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, type JsonRpcId} from './jsonrpc.ts'
-import type {CallRecord} from './events.ts'
 import type {Session} from './session.ts'
 import type {OpenStreams} from './streams/open-streams.ts'
 import {requestKey, type Stream, type StreamInit} from './streams/stream.ts'
@@ -31,6 +32,8 @@ export interface PostHost {
   readonly session: Session
   readonly inbox: Inbox
   readonly streams: OpenStreams
+  /** How an answer the server could not take now is sent again. */
+  readonly policy: ReconnectPolicy
   /** Where answers and notifications wait when `limits.maxConcurrentAnswers` are on their way. */
   readonly answers: AnswerQueue
   addStream(init: StreamInit): Stream
@@ -92,7 +95,31 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   const what = `${method ?? 'request'} ${String(clientId)}`
   const outgoing: Outgoing = {message, method, what, requestId, stream, answers}
   if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
+  else if (answers !== undefined) await host.answers.run((signal) => postAnswer(host, outgoing, signal), lifetime)
   else await host.answers.run((signal) => post(host, outgoing, signal), lifetime)
+}
+
+/**
+ * POSTs the Client's answer to a server request, again while the server cannot take it now (408, 425, 429, 5xx, a
+ * network failure), with the reconnect backoff: a server request left unanswered would hang its tool. An answer
+ * sent twice is harmless; one lost is not (docs/failures.md).
+ */
+async function postAnswer(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Promise<void> {
+  const refusal = await retryWithBackoff(
+    async () => {
+      try {
+        await post(host, outgoing, signal)
+        return undefined
+      } catch (error) {
+        if (isTransportError(error, 'network') || (isTransportError(error, 'http') && isTransient(error.status ?? 0))) throw error
+        return {error}
+      }
+    },
+    host.policy,
+    signal,
+    () => {},
+  )
+  if (refusal !== undefined) throw refusal.error
 }
 
 /**

@@ -70,6 +70,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       session: this.#session,
       inbox: this.#inbox,
       streams: this.#streams,
+      policy: this.#options.reconnect,
       answers: new AnswerQueue(this.#options.limits.maxConcurrentAnswers, (event) => this.#emit(event)),
       addStream: (init) => this.#addStream(init),
       endSession: (error) => this.#endSession(error).cleared,

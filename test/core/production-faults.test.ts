@@ -3,10 +3,10 @@
  * cursor and honour Retry-After, the standalone stream is never abandoned, and every failed call says whether it
  * may have run.
  */
-import {HttpResponse} from 'msw'
+import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, until, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {answerToolCalls, codeOf, failure} from '../fixtures/wire.ts'
 
 const withProgress = {onprogress: () => {}}
@@ -86,5 +86,31 @@ describe('what a failed call says', () => {
     expect(after.transport.sessionId).not.toBe('session-1')
     expect(mock.requests('POST', 'initialize')).toHaveLength(2)
     await after.client.close()
+  })
+})
+
+describe("the Client's answer to a server request", () => {
+  it('is sent again when the server answers its POST 503: the tool gets its answer and completes once', async () => {
+    const mock = useMock()
+    let refused = 0
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {method?: string; result?: unknown}
+        if (body.method === undefined && body.result !== undefined && refused === 0) {
+          refused++
+          return new HttpResponse('busy', {status: 503})
+        }
+        return mock.handle(request)
+      }),
+    )
+    const {client, sampled, errors} = await connect()
+    const result = await client.callTool({name: 'ask'})
+
+    expect(refused).toBe(1)
+    expect(sampled).toEqual(['question 1'])
+    expect(result.content).toEqual([{type: 'text', text: 'answer 1'}])
+    expect(mock.executions).toEqual({ask: 1})
+    expect(errors).toEqual([])
+    await client.close()
   })
 })
