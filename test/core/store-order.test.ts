@@ -25,7 +25,7 @@ describe('request IDs', () => {
     const fetch = checkingFetch((body, inSession) => {
       if (typeof body['id'] !== 'number' || typeof body['method'] !== 'string') return
       sent.push(body['id'])
-      const reserved = store.appliedReservation()
+      const reserved = store.appliedSession()?.requestIdsReserved
       if (inSession && !(reserved !== undefined && body['id'] < reserved)) unreserved.push({id: body['id'], reserved})
     })
     const before = await connect({store, fetch})
@@ -69,5 +69,16 @@ describe('server requests', () => {
     expect(storedWhenDelivered).toEqual([[expect.objectContaining({method: 'sampling/createMessage'})]])
     expect(storedWhenAnswered).toEqual([[expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'stored first'}})})]])
     await client.close()
+  })
+})
+
+describe('close()', () => {
+  it('resolves only once every store write is applied, a write queued behind another one included', async () => {
+    useMock()
+    const store = new SlowApplyStore(10)
+    const {transport} = await connect({store})
+    // The session record is written when initialize is answered, then again with the negotiated version.
+    await transport.close()
+    expect(store.appliedSession()).toMatchObject({sessionId: 'session-1', protocolVersion: '2025-11-25'})
   })
 })
