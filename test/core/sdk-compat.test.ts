@@ -8,18 +8,20 @@ describe('drop-in replacement for the SDK transport', () => {
   it('has the SDK transport\'s constructor and methods, with the same arity, and keeps the negotiated version alike', () => {
     const options = {requestInit: {headers: {authorization: 'Bearer x'}}, fetch: globalThis.fetch, sessionId: 's'}
     // The one-line swap: the same constructor arguments (the annotation is checked by the type check of the tests).
-    const ours: Transport = new ResumableHTTPClientTransport(new URL('http://h/mcp'), options)
+    const ours = new ResumableHTTPClientTransport(new URL('http://h/mcp'), options)
+    const asTransport: Transport = ours
     const theirs = new StreamableHTTPClientTransport(new URL('http://h/mcp'), options)
     expect(ResumableHTTPClientTransport.length).toBe(StreamableHTTPClientTransport.length)
     const methods = ['start', 'send', 'close', 'setProtocolVersion', 'terminateSession'] as const
-    for (const name of methods) {
-      const method = (ours as unknown as Record<string, unknown>)[name]
-      expect(typeof method, name).toBe('function')
-      expect((method as (...args: unknown[]) => unknown).length, name).toBe(theirs[name].length)
+    const arity = (transport: object, name: string): unknown => {
+      const method: unknown = Reflect.get(transport, name)
+      return typeof method === 'function' ? method.length : typeof method
     }
-    ours.setProtocolVersion!('2025-06-18')
+    for (const name of methods) expect(arity(asTransport, name), name).toBe(arity(theirs, name))
+    expect(methods.map((name) => arity(theirs, name))).toEqual([0, 2, 0, 1, 0])
+    ours.setProtocolVersion('2025-06-18')
     theirs.setProtocolVersion('2025-06-18')
-    expect((ours as ResumableHTTPClientTransport).protocolVersion).toBe(theirs.protocolVersion)
+    expect(ours.protocolVersion).toBe(theirs.protocolVersion)
   })
 
   it('never lets requestInit headers stand in for the session, version or cursor headers', async () => {

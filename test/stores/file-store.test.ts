@@ -7,7 +7,7 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi} from 'vitest'
-import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from '../../src/index.ts'
+import {type JsonValue, type ResumptionStore} from '../../src/index.ts'
 import {FileStore} from '../../src/node.ts'
 import {expectSessionSurvivesRestart, expectStoreContract} from '../fixtures/store-contract.ts'
 

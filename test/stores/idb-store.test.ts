@@ -2,7 +2,7 @@
 import 'fake-indexeddb/auto'
 import {get as appGet, set as appSet} from 'idb-keyval'
 import {afterEach, describe, expect, expectTypeOf, test, vi} from 'vitest'
-import {ResumableHTTPClientTransport, type ResumptionStore} from '../../src/index.ts'
+import {type ResumptionStore} from '../../src/index.ts'
 import {IdbStore, type IdbStoreOptions} from '../../src/idb.ts'
 import {expectSessionSurvivesRestart, expectStoreContract} from '../fixtures/store-contract.ts'
 
