@@ -6,6 +6,6 @@ import base from './stryker.config.mjs'
 export default {
   ...base,
   mutate: ['src/decision.ts', 'src/streams/stream.ts'],
-  reporters: ['clear-text', 'progress'],
+  reporters: ['clear-text', 'progress', 'json'],
   thresholds: {...base.thresholds, break: 90},
 }
