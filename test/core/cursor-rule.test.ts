@@ -39,7 +39,8 @@ describe('stored streams a new process resumes', () => {
     await first.transport.close()
     const record = (lastEventId: string) => ({sessionId: 'session-1', lastEventId, call: {method: 'tools/call', name: 'echo', clientId: 9}})
     for (const [key, cursor] of [
-      ['request:7', 'kept-7'],
+      ['request:17', 'kept-17'],
+      ['old-request:9', 'other-name'],
       ['request:-1', 'negative'],
       ['request:1.5', 'fraction'],
       ['request:', 'empty'],
@@ -51,9 +52,9 @@ describe('stored streams a new process resumes', () => {
 
     const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status: 405})))
     const after = await connect({store})
-    await until(() => gets.some((get) => get.lastEventId === 'kept-7'))
+    await until(() => gets.some((get) => get.lastEventId === 'kept-17'))
     await quiet()
-    expect(gets.map((get) => get.lastEventId).filter((cursor) => cursor !== undefined)).toEqual(['kept-7'])
+    expect(gets.map((get) => get.lastEventId).filter((cursor) => cursor !== undefined)).toEqual(['kept-17'])
     await after.client.close()
   })
 })
