@@ -8,7 +8,7 @@ const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependen
 const coreInternals = {group: ['../*', '!../index.ts'], message: 'src/testing imports the core only through ../index.ts.'}
 
 export default defineConfig(
-  {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', '.soak/**', '.test-build/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js']},
+  {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', '.soak/**', '.test-build/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js', 'stryker.config.mjs', 'stryker.ci.config.mjs', '.tools/**', '.stryker-tmp/**', 'reports/**']},
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {

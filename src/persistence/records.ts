@@ -202,6 +202,9 @@ export class SessionRecords {
     const done = written.then(() => {
       if (this.#writers.get(key) === writer && writer.idle) this.#writers.delete(key)
     })
+    // A write queued behind one in flight is not under way yet: `settled()` must wait for it too.
+    this.#writing.add(done)
+    void done.finally(() => this.#writing.delete(done))
     return done
   }
 

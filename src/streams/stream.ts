@@ -170,6 +170,8 @@ export function requestKey(wireId: number): string {
 
 /** The wire ID of a stored request stream's key, if `key` is one. */
 export function wireIdOfKey(key: string): number | undefined {
-  const wireId = Number(key.slice('request:'.length))
-  return key.startsWith('request:') && Number.isSafeInteger(wireId) && wireId >= 0 ? wireId : undefined
+  // Digits only: `Number('')` is 0, so a bare `request:` would otherwise name request 0.
+  const digits = /^request:(\d+)$/.exec(key)?.[1]
+  const wireId = Number(digits)
+  return digits !== undefined && Number.isSafeInteger(wireId) ? wireId : undefined
 }

@@ -3,7 +3,7 @@ import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {isTransportError, ResumableHTTPClientTransport} from '../../src/index.ts'
 import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
-import {RecordingStore} from '../fixtures/recording-store.ts'
+import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -133,7 +133,8 @@ describe('cancellation', () => {
 
 describe('durability', () => {
   it('the cursor of an event is in the store before the event reaches onmessage', async () => {
-    const store = new RecordingStore()
+    // Writes take effect only when they resolve: what onmessage sees stored was awaited, not only started.
+    const store = new SlowApplyStore(5)
     const frames = Array.from({length: 50}, (_, n) => `id: e${n + 1}\ndata: ${JSON.stringify({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}})}\n\n`)
     useMock()
     network.use(
@@ -151,7 +152,7 @@ describe('durability', () => {
     const checks: boolean[] = []
     transport.onmessage = (message) => {
       const n = (message as unknown as {params: {data: number}}).params.data
-      void store.cursor('standalone').then((stored) => checks.push(Number(stored?.slice(1)) >= n))
+      checks.push(Number(store.appliedCursor('standalone')?.slice(1)) >= n)
     }
     await transport.start()
     await until(() => checks.length === 50)

@@ -208,6 +208,55 @@ describe('the standalone GET stream', () => {
     await client.close()
   })
 
+  const json = (code: number) => (): Response => new Response('{}', {status: code, headers: {'content-type': 'application/json'}})
+  it.each([
+    ['a 200 that is not an event stream', json(200), 'ended-by-server'],
+    ['202', status(202), 'ended-by-server'],
+    ['299', status(299), 'ended-by-server'],
+    ['405', status(405), 'not-offered'],
+    ['408', status(408), 'retried'],
+    ['409', status(409), 'retried'],
+    ['429', status(429), 'retried'],
+    ['500', status(500), 'retried'],
+    ['599', status(599), 'retried'],
+    ['400', status(400), 'given-up'],
+    ['403', status(403), 'given-up'],
+    ['410', status(410), 'given-up'],
+    ['499', status(499), 'given-up'],
+  ] as const)('a reconnect without a cursor answered %s is %s', async (_what, answer, outcome) => {
+    useMock()
+    // A stream without event IDs, the reconnect under test, then 405 to end what is retried.
+    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), answer, status(405)])
+    const {client, events, errors} = await connect()
+    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'standalone'))
+
+    expect(gets).toHaveLength(outcome === 'retried' ? 3 : 2)
+    expect(gets.every((get) => get.lastEventId === undefined)).toBe(true)
+    const reason = outcome === 'retried' ? 'not-offered' : outcome
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason}])
+    expect(errors).toHaveLength(outcome === 'given-up' ? 1 : 0)
+    await client.close()
+  })
+
+  it.each([
+    ['400', 400, true],
+    ['503', 503, true],
+    ['405', 405, false],
+    ['204', 204, false],
+  ] as const)('a reconnect with a cursor answered %s: the cursor is refused only by an error that is not 404 or 405', async (_what, code, refused) => {
+    useMock()
+    const gets = scriptGets([() => sse([frame('g_1', listChanged)]), status(code), status(405)])
+    const {client, events} = await connect()
+    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'standalone'))
+
+    expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'g_1'})
+    expect(eventsOf(events, 'cursor-rejected')).toEqual(refused ? [expect.objectContaining({stream: 'standalone', lastEventId: 'g_1', status: code})] : [])
+    // A refused cursor is never sent again: the next GET goes without it.
+    if (refused) expect(gets[2]).toEqual({sessionId: 'session-1', lastEventId: undefined})
+    else expect(gets).toHaveLength(2)
+    await client.close()
+  })
+
   it('server requests arriving on the GET are handled once, de-duplicated by id across replays', async () => {
     const mock: ReferenceServer = useMock()
     const answered = (id: string): number => mock.answers.get(id)?.length ?? 0

@@ -7,9 +7,9 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {fileURLToPath} from 'node:url'
 import {promisify} from 'node:util'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi} from 'vitest'
-import {ResumableHTTPClientTransport, type JsonValue, type ResumptionStore} from '../../src/index.ts'
+import {type JsonValue, type ResumptionStore} from '../../src/index.ts'
 import {FileStore} from '../../src/node.ts'
-import {expectStoreContract} from '../fixtures/store-contract.ts'
+import {expectSessionSurvivesRestart, expectStoreContract} from '../fixtures/store-contract.ts'
 
 // Counts file writes (one rename each) and locks taken (one link each), and records how old a lock is when taken,
 // without changing what they do.
@@ -181,12 +181,8 @@ describe('FileStore: the ResumptionStore contract', () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600)
   })
 
-  test('is accepted as the transport store', async () => {
-    const store: ResumptionStore = new FileStore(file)
-    const transport = new ResumableHTTPClientTransport(new URL('http://127.0.0.1:9/mcp'), {store})
-    await transport.start()
-    expect(transport.sessionId).toBeUndefined()
-    await transport.close()
+  test('keeps a session for the transport: a new FileStore on the same file finds it again', async () => {
+    await expectSessionSurvivesRestart((): ResumptionStore => new FileStore(file))
   })
 })
 

@@ -4,7 +4,7 @@ import {get as appGet, set as appSet} from 'idb-keyval'
 import {afterEach, describe, expect, expectTypeOf, test, vi} from 'vitest'
 import {isTransportError, ResumableHTTPClientTransport, type ResumptionStore} from '../../src/index.ts'
 import {IdbStore, type IdbStoreOptions} from '../../src/idb.ts'
-import {expectStoreContract} from '../fixtures/store-contract.ts'
+import {expectSessionSurvivesRestart, expectStoreContract} from '../fixtures/store-contract.ts'
 
 const installed = Object.getOwnPropertyDescriptor(globalThis, 'indexedDB')!
 
@@ -71,13 +71,11 @@ describe('IdbStore', () => {
     expect(await store.get('a')).toBe(1)
   })
 
-  test('is accepted as the transport store', async () => {
+  test('keeps a session for the transport: a new store on the same database finds it again', async () => {
     expectTypeOf<IdbStore>().toExtend<ResumptionStore>()
     expectTypeOf<IdbStoreOptions>().toEqualTypeOf<{databaseName?: string | undefined; storeName?: string | undefined}>()
-    const transport = new ResumableHTTPClientTransport(new URL('http://127.0.0.1:9/mcp'), {store: new IdbStore()})
-    await transport.start()
-    expect(transport.sessionId).toBeUndefined()
-    await transport.close()
+    const databaseName = `transport-${Math.random()}`
+    await expectSessionSurvivesRestart(() => new IdbStore({databaseName}))
   })
 
   test("where IndexedDB is missing, the transport says so once through onerror, with the store's own TypeError", async () => {

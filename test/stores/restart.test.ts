@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue} from '../../src/index.ts'
 import {createMockMcpServer} from '../../src/testing/index.ts'
 import {connectTo} from '../fixtures/client.ts'
-import {connect, dieMidCall, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, dieMidCall, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {codeOf} from '../fixtures/wire.ts'
 
 /** A fetch that records the JSON-RPC bodies it POSTs. */
@@ -164,10 +164,16 @@ describe('restart after the session expired', () => {
 describe('the first request after re-attaching gets 404', () => {
   it('the session is expired, the request is not sent again, and the app can initialize anew', async () => {
     const mock = useMock()
+    // No standalone stream (405): its GET cannot find the session gone first, so the POST's 404 must.
+    const gets = interceptGets(mock, () => new Response(null, {status: 405}))
     const {client, transport} = await connect({sessionId: 'gone-while-we-slept'})
+    await until(() => gets.length === 1)
+    expect(transport.sessionId).toBe('gone-while-we-slept')
     const error = await client.callTool({name: 'increment'}).catch((caught: unknown) => caught)
 
     expect(codeOf(error)).toBe('session-expired')
+    expect((error as Error).message).toMatch(/tools\/call was not sent again/)
+    expect(gets).toEqual([{sessionId: 'gone-while-we-slept', lastEventId: undefined}])
     expect(mock.requests('POST', 'tools/call')).toEqual([expect.objectContaining({sessionId: 'gone-while-we-slept', status: 404})])
     expect(transport.sessionId).toBeUndefined()
     expect(mock.executions).toEqual({})

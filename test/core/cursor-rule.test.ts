@@ -1,0 +1,76 @@
+/**
+ * The cursor rule as a restart sees it: what a stream leaves in the store, and which stored streams a new process
+ * resumes. Also how the errors name the stream they are about.
+ */
+import {describe, expect, it} from 'vitest'
+import {MemoryStore} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, until, url, useMock} from '../fixtures/harness.ts'
+import {RecordingStore} from '../fixtures/recording-store.ts'
+import {quiet} from '../fixtures/timing.ts'
+import {codeOf, frame, sse} from '../fixtures/wire.ts'
+
+const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
+const namespace = `mcp-resumable-http:${url}`
+
+describe('an empty event ID', () => {
+  it('resets the cursor: the stored one is deleted and the stream is re-attached without Last-Event-ID', async () => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    const gets = interceptGets(mock, (_get, index) =>
+      index === 0 ? sse([frame('g_1', listChanged), frame('', listChanged)]) : index === 1 ? sse([], 'open') : undefined,
+    )
+    const {client, events} = await connect({store})
+    await until(() => gets.length === 2)
+    await quiet()
+
+    expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: undefined})
+    expect(eventsOf(events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption'}])
+    expect(store.writes).toContainEqual(expect.objectContaining({op: 'set', key: `${namespace}#stream:standalone`}))
+    expect(await store.get(`${namespace}#stream:standalone`)).toBeUndefined()
+    await client.close()
+  })
+})
+
+describe('stored streams a new process resumes', () => {
+  it('only records keyed by the standalone stream or a non-negative integer request ID', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const first = await connect({store})
+    await first.transport.close()
+    const record = (lastEventId: string) => ({sessionId: 'session-1', lastEventId, call: {method: 'tools/call', name: 'echo', clientId: 9}})
+    for (const [key, cursor] of [
+      ['request:17', 'kept-17'],
+      ['old-request:9', 'other-name'],
+      ['request:-1', 'negative'],
+      ['request:1.5', 'fraction'],
+      ['request:', 'empty'],
+      ['requests:8', 'other-prefix'],
+      ['other:9', 'other-kind'],
+    ]) {
+      await store.set(`${namespace}#stream:${key}`, record(cursor!))
+    }
+
+    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status: 405})))
+    const after = await connect({store})
+    await until(() => gets.some((get) => get.lastEventId === 'kept-17'))
+    await quiet()
+    expect(gets.map((get) => get.lastEventId).filter((cursor) => cursor !== undefined)).toEqual(['kept-17'])
+    await after.client.close()
+  })
+})
+
+describe('errors name their stream', () => {
+  it('the standalone stream given up, and a request whose stream cannot be resumed', async () => {
+    const mock = useMock()
+    interceptGets(mock, (_get, index) => (index === 0 ? sse([frame(undefined, listChanged)]) : new Response(null, {status: 403})))
+    const {client, errors} = await connect()
+    await until(() => errors.length === 1)
+    expect(errors[0]!.message).toMatch(/^GET the standalone GET stream/)
+
+    mock.faults.cutNext({after: 1, how: 'error', on: 'POST'})
+    const failure = await client.callTool({name: 'slow', arguments: {steps: 2}}).catch((error: unknown) => error as Error)
+    expect(codeOf(failure)).toBe('outcome-unknown')
+    expect((failure as Error).message).toMatch(/: the response stream of request \d+/)
+    await client.close()
+  })
+})

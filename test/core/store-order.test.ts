@@ -1,0 +1,84 @@
+/**
+ * What must be in the store before something goes out or comes in, checked against a store whose writes take
+ * effect only when they resolve: a write merely started would not be seen.
+ */
+import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {describe, expect, it} from 'vitest'
+import type {FetchLike} from '../../src/index.ts'
+import {connect, until, useMock} from '../fixtures/harness.ts'
+import {SlowApplyStore} from '../fixtures/recording-store.ts'
+
+/** A fetch that calls `check` with each POSTed JSON-RPC body and whether it carries a session, as it goes out. */
+function checkingFetch(check: (body: Record<string, unknown>, inSession: boolean) => void): FetchLike {
+  return (input, init) => {
+    if (typeof init?.body === 'string') check(JSON.parse(init.body) as Record<string, unknown>, new Headers(init.headers).has('mcp-session-id'))
+    return fetch(input, init)
+  }
+}
+
+describe('request IDs', () => {
+  it('every request ID goes out only once the store reserves past it, the boundary ID included, across restarts', async () => {
+    useMock()
+    const store = new SlowApplyStore(3)
+    const sent: number[] = []
+    const unreserved: {id: number; reserved: number | undefined}[] = []
+    const fetch = checkingFetch((body, inSession) => {
+      if (typeof body['id'] !== 'number' || typeof body['method'] !== 'string') return
+      sent.push(body['id'])
+      const reserved = store.appliedSession()?.requestIdsReserved
+      if (inSession && !(reserved !== undefined && body['id'] < reserved)) unreserved.push({id: body['id'], reserved})
+    })
+    const before = await connect({store, fetch})
+    // Past the first block: the ID at the boundary of a reservation is among them.
+    for (let ping = 0; ping < 105; ping++) await before.client.ping()
+    expect(Math.max(...sent)).toBeGreaterThan(101)
+    expect(unreserved).toEqual([])
+    await before.transport.close()
+
+    const after = await connect({store, fetch})
+    const firstAfter = sent.length
+    await after.client.ping()
+    expect(Math.min(...sent.slice(firstAfter))).toBeGreaterThan(Math.max(...sent.slice(0, firstAfter)))
+    expect(unreserved).toEqual([])
+    await after.client.close()
+  })
+})
+
+describe('server requests', () => {
+  it('a server request is in the store before it reaches onmessage, and the answer before its POST starts', async () => {
+    const mock = useMock()
+    // Server request records apply later than cursors: a request write left in the background shows.
+    const store = new SlowApplyStore((key) => (key.includes('#request:') ? 15 : 1))
+    const storedWhenAnswered: unknown[][] = []
+    const {client, transport} = await connect({
+      store,
+      fetch: checkingFetch((body) => {
+        if ('result' in body) storedWhenAnswered.push(store.appliedServerRequests())
+      }),
+    })
+    const storedWhenDelivered: unknown[][] = []
+    const deliver = transport.onmessage!
+    transport.onmessage = (message: JSONRPCMessage, extra) => {
+      if ('method' in message && message.method === 'sampling/createMessage') storedWhenDelivered.push(store.appliedServerRequests())
+      deliver(message, extra)
+    }
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'stored first'}}))
+    await client.callTool({name: 'ask'})
+    await until(() => mock.answers.size === 1)
+
+    expect(storedWhenDelivered).toEqual([[expect.objectContaining({method: 'sampling/createMessage'})]])
+    expect(storedWhenAnswered).toEqual([[expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'stored first'}})})]])
+    await client.close()
+  })
+})
+
+describe('close()', () => {
+  it('resolves only once every store write is applied, a write queued behind another one included', async () => {
+    useMock()
+    const store = new SlowApplyStore(10)
+    const {transport} = await connect({store})
+    // The session record is written when initialize is answered, then again with the negotiated version.
+    await transport.close()
+    expect(store.appliedSession()).toMatchObject({sessionId: 'session-1', protocolVersion: '2025-11-25'})
+  })
+})
