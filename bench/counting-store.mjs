@@ -30,6 +30,10 @@ export class CountingStore {
     return this.#inner.get(key)
   }
 
+  list(prefix) {
+    return this.#inner.list(prefix)
+  }
+
   set(key, value) {
     this.sets++
     if (!this.countBytes) return this.#inner.set(key, value)

@@ -107,6 +107,9 @@ async function send(client: HttpClient, url: URL, init: RequestInit): Promise<Re
     return await fetchFunction(url, init)
   } catch (cause) {
     if (init.signal?.aborted === true) throw abortedError(init.signal)
+    // [WHATWG fetch] a network failure rejects with a TypeError; anything else is the app's own fetch deciding
+    // (the SDK's `withOAuth` throwing `UnauthorizedError`, say): the caller gets it as it was thrown.
+    if (client.fetch !== undefined && !(cause instanceof TypeError)) throw cause
     const what = `${init.method ?? 'GET'} ${displayUrl(client.url)}`
     throw new TransportError('network', `${what} failed: ${client.redact(describe(cause))}`, {cause})
   }

@@ -3,6 +3,7 @@
  * cursor and honour Retry-After, the standalone stream is never abandoned, and every failed call says whether it
  * may have run.
  */
+import {UnauthorizedError} from '@modelcontextprotocol/sdk/client/auth.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
@@ -64,6 +65,22 @@ describe('what a failed call says', () => {
     expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('outcome-unknown')
     await client.listTools()
     expect(calls).toHaveLength(1)
+    await client.close()
+  })
+
+  it("an error the app's own fetch throws (the SDK's withOAuth: UnauthorizedError) reaches the caller as it was thrown", async () => {
+    useMock()
+    let refuse = false
+    const {client} = await connect({
+      fetch: (input, init) => {
+        if (refuse) return Promise.reject(new UnauthorizedError('the user must authorize'))
+        return fetch(input, init)
+      },
+    })
+    refuse = true
+    const error = await failure(client.callTool({name: 'echo', arguments: {text: 'x'}}))
+    expect(error).toBeInstanceOf(UnauthorizedError)
+    refuse = false
     await client.close()
   })
 
