@@ -85,6 +85,11 @@ export class StreamLifecycle {
   readonly #host: LifecycleHost
   /** Wakes the degraded standalone stream's wait. */
   #wake: AbortController | undefined
+  /**
+   * A response stream ended without its answer: the server requests its tool sent on it come back only to a stream
+   * attached without `Last-Event-ID`, so the standalone stream's next reconnect is a session resumption.
+   */
+  #reemissionWanted = false
 
   constructor(host: LifecycleHost) {
     this.#host = host
@@ -201,10 +206,15 @@ export class StreamLifecycle {
   /** DECIDING: what the next connection of `stream` sends, from what is held now, or how the stream ends. */
   #decide(stream: Stream): Plan {
     const host = this.#host
+    if (stream.kind === 'standalone' && this.#reemissionWanted) {
+      this.#reemissionWanted = false
+      stream.dropCursor()
+    }
     const decision = decideReconnect({sessionId: host.sessionId(), ...stream.cursorFacts(), stream: stream.kind})
     if (decision.branch === 'stream-resumption') return {branch: decision.branch, lastEventId: decision.lastEventId}
     if (decision.dropCursor) stream.dropCursor()
     if (decision.settleRequest) {
+      this.#reemissionWanted = true
       // The answer was on this stream and only a cursor could have brought it back.
       const why = stream.refusal ?? new TransportError('network', 'the stream broke before any event ID')
       host.settle(stream, outcomeUnknown(`${stream.describe()}: ${why.message}; the request was not sent again`, why))
@@ -317,6 +327,7 @@ export class StreamLifecycle {
     const host = this.#host
     if (ending.reason === 'session-expired') return
     if ('error' in ending) {
+      if (stream.kind === 'request') this.#reemissionWanted = true
       if (stream.kind === 'request') host.settle(stream, ending.error)
       else if (ending.reason === 'given-up') host.report(ending.error.cause ?? ending.error)
     }

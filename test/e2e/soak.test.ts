@@ -54,12 +54,9 @@ describe(`npm run soak, seed ${seed}`, () => {
     expect(figures.hungCalls).toBe(0)
   })
 
-  // Known transport gap: an outage longer than a call stream's retries gives that stream up (its call settled
-  // outcome-unknown). The server requests its tool sent on that stream are re-emitted only to a stream attached
-  // without Last-Event-ID, and the standalone stream (no longer abandoned) re-attaches from its own cursor, so
-  // they stay unanswered in a live session. Remove `.fails` once a given-up call stream makes the next standalone
-  // reconnect a session resumption.
-  it.fails('answers every server request the server sent', () => {
+  // A call stream given up in an outage leaves its tool's server requests on the server: the standalone stream's
+  // next reconnect is then a session resumption, to which the server re-emits them.
+  it('answers every server request the server sent', () => {
     expect(figures.lostServerRequests).toBe(0)
   })
 })
