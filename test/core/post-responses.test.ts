@@ -157,7 +157,7 @@ describe('a stream that ends after its response', () => {
     ['a result', 'close', {result: {content: []}}],
     ['a JSON-RPC error', 'close', {error: {code: -32602, message: 'bad arguments'}}],
     ['a result, the connection left open', 'open', {result: {content: []}}],
-  ] as const)('B10: after %s the stream is finished: no reconnect, its cursor deleted', async (_what, end, outcome) => {
+  ] as const)('after %s the stream is finished: no reconnect, its cursor deleted', async (_what, end, outcome) => {
     const mock = useMock()
     const store = new RecordingStore()
     const {client, transport, events} = await connect({store})
