@@ -1,6 +1,6 @@
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {TransportError} from './errors.ts'
+import {asError, TransportError} from './errors.ts'
 
 type Name = 'onclose' | 'onerror' | 'onmessage'
 type Slots = {[K in Name]: Transport[K] | undefined}
@@ -55,15 +55,14 @@ export abstract class TransportCallbacks {
 
   /** Reports a background failure through `onerror`. */
   protected report(error: unknown): void {
-    this.onerror?.(error instanceof Error ? error : new Error(String(error)))
+    this.onerror?.(asError(error))
   }
 
   /** Says through `onerror` that the store failed, the first time only: every failure is an event besides. */
   protected reportStoreFailure(error: unknown): void {
     if (this.#storeFailed) return
     this.#storeFailed = true
-    const message = error instanceof Error ? error.message : String(error)
-    this.report(new TransportError('store', `The store failed: ${message}; going on without it`, {cause: error}))
+    this.report(new TransportError('store', `The store failed: ${asError(error).message}; going on without it`, {cause: error}))
   }
 
   /** `start()` is called: callbacks assigned in this same turn are a Client's wrappers. */

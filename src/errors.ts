@@ -61,6 +61,11 @@ export function transportErrorCodeOf(error: unknown): TransportErrorCode | undef
   return transportErrorCodes.find((known) => known === code)
 }
 
+/** `error` as an Error: a thrown non-Error is wrapped, with its text as the message. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error))
+}
+
 /** The abort reason of `signal` as a TransportError, for work cut short by `close()`. */
 export function abortedError(signal: AbortSignal): TransportError {
   return isTransportError(signal.reason)

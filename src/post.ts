@@ -2,7 +2,7 @@ import type {JSONRPCMessage, JSONRPCResultResponse} from '@modelcontextprotocol/
 import type {AnswerQueue} from './answer-queue.ts'
 import {retryWithBackoff, type ReconnectPolicy} from './backoff.ts'
 import {classifyPostAnswer, isTransient} from './decision.ts'
-import {isTransportError, neverConnected, TransportError} from './errors.ts'
+import {asError, isTransportError, neverConnected, TransportError} from './errors.ts'
 import type {CallRecord} from './events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
 import {keyOfId, type Inbox} from './inbox.ts'
@@ -192,8 +192,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     messages = parseMessages(await response.text(), [], host.http.redact)
   } catch (error) {
     // The server took the request: whatever went wrong with its answer, it may have run.
-    const cause = error instanceof Error ? error : undefined
-    throw fail(new TransportError('outcome-unknown', `The answer to ${what} could not be read: ${cause?.message ?? String(error)}`, {cause}))
+    throw fail(new TransportError('outcome-unknown', `The answer to ${what} could not be read: ${asError(error).message}`, {cause: error}))
   }
   host.streams.remove(stream, false)
   await host.deliver(messages)

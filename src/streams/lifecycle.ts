@@ -1,12 +1,12 @@
 import {isAuthorizationFailure} from '../auth.ts'
 import {firstBackoff, retryAfterMs, retryWithBackoff, sleep} from '../backoff.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from '../decision.ts'
-import {isTransportError, TransportError} from '../errors.ts'
+import {asError, isTransportError, TransportError} from '../errors.ts'
 import type {TransportEvent, TransportMetrics} from '../events.ts'
 import {discard, exchange, httpError, isEventStream, type HttpClient} from '../http.ts'
 import type {ResolvedOptions} from '../options.ts'
 import type {OpenStreams} from './open-streams.ts'
-import {asError, type ReadOutcome} from './reader.ts'
+import type {ReadOutcome} from './reader.ts'
 import type {Connection, Stream} from './stream.ts'
 
 /*

@@ -1,5 +1,5 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {abortedError} from '../errors.ts'
+import {abortedError, asError} from '../errors.ts'
 import type {TransportEvent, TransportMetrics} from '../events.ts'
 import {methodOf, parseMessages, requestIdOf, responseIdOf} from '../jsonrpc.ts'
 import type {ResolvedOptions} from '../options.ts'
@@ -175,8 +175,4 @@ export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomF
     delivered = true
     host.take(message, reemitted, stream?.orphan === true ? stream.call : undefined)
   }
-}
-
-export function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error))
 }

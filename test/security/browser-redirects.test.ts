@@ -7,21 +7,19 @@
  *
  * Without Chromium the test is skipped, except under `CI`, where it fails: .ci/run installs Chromium.
  */
-import {existsSync} from 'node:fs'
-import {mkdtemp, readFile, rm} from 'node:fs/promises'
+import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
-import {extname, join, relative, resolve} from 'node:path'
+import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import type {Browser} from 'playwright-core'
-import {build} from 'vite'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {createReferenceServer, listen, type Listening} from '../../src/testing/node.ts'
-import {hasChromium, launchChromium, requireChromium} from '../fixtures/chromium.ts'
+import {buildPageAndLaunch, hasChromium, requireChromium} from '../fixtures/chromium.ts'
+import {serveStatic} from '../fixtures/static.ts'
 import type {ConnectOutcome} from './browser/redirect-page.ts'
 import {recordingOrigin, type Received, type RecordingOrigin} from './origins.ts'
 
 const pageRoot = fileURLToPath(new URL('./browser/', import.meta.url))
-const contentTypes: Record<string, string> = {'.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8'}
 
 let outDir = ''
 let browser: Browser | undefined
@@ -40,43 +38,23 @@ function permissive(request: Request, body: string): Response {
 
 const html = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><script type="module" src="/redirect-page.js"></script>'
 
-async function serveStatic(url: URL): Promise<Response> {
-  if (url.pathname === '/') return new Response(html, {headers: {'content-type': contentTypes['.html']!}})
-  const file = resolve(outDir, `.${decodeURIComponent(url.pathname)}`)
-  if (relative(outDir, file).startsWith('..') || !existsSync(file)) return new Response('not found', {status: 404})
-  const body = new Uint8Array(await readFile(file))
-  return new Response(body, {headers: {'content-type': contentTypes[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store'}})
+/** The page: its HTML at `/`, its built script beside it. */
+function servePage(url: URL): Promise<Response> {
+  if (url.pathname === '/') return Promise.resolve(new Response(html, {headers: {'content-type': 'text/html; charset=utf-8'}}))
+  return serveStatic(outDir, url)
 }
 
 beforeAll(async () => {
   if (!hasChromium) return
   outDir = await mkdtemp(join(tmpdir(), 'browser-redirects-'))
-  const [built, launched] = await Promise.allSettled([
-    build({
-      root: pageRoot,
-      configFile: false,
-      logLevel: 'error',
-      build: {
-        outDir,
-        emptyOutDir: true,
-        minify: false,
-        reportCompressedSize: false,
-        chunkSizeWarningLimit: 2000,
-        // The page is a script alone: the HTML that loads it is served below.
-        rolldownOptions: {input: join(pageRoot, 'redirect-page.ts'), output: {entryFileNames: '[name].js'}},
-      },
-    }),
-    launchChromium(),
-  ])
-  if (launched.status === 'fulfilled') browser = launched.value
-  if (built.status === 'rejected') throw built.reason
-  if (launched.status === 'rejected') throw launched.reason
+  // The page is a script alone: the HTML that loads it is served below.
+  browser = await buildPageAndLaunch(outDir, 'redirect-page.ts', pageRoot)
   other = await recordingOrigin(permissive)
   const server = createReferenceServer()
   site = await listen({
     handle: async (request) => {
       const url = new URL(request.url)
-      if (!url.pathname.startsWith('/mcp')) return serveStatic(url)
+      if (!url.pathname.startsWith('/mcp')) return servePage(url)
       received.push({method: request.method, target: url.pathname, headers: Object.fromEntries(request.headers), body: await request.clone().text()})
       if (url.pathname === '/mcp-elsewhere') return new Response(null, {status: 307, headers: {location: `${other!.origin}/mcp`}})
       if (url.pathname === '/mcp-moved') return new Response(null, {status: 308, headers: {location: '/mcp'}})
