@@ -6,7 +6,7 @@ export interface LimitOptions {
   /**
    * The largest SSE event, in characters of its fields as they arrive (a byte of ASCII is one). A larger one
    * fails its connection (reported, then reconnected as any broken connection), so an event that never ends
-   * cannot take the memory; the events read ahead of delivery are held to this size too.
+   * cannot take the memory.
    * @defaultValue 16777216 (16 MiB)
    */
   maxEventBytes?: number | undefined
@@ -81,7 +81,12 @@ export function resolveLimits(options: unknown = {}): Limits {
 /** [RFC 9110 field values] what a header can carry: visible Latin-1 and inner spaces and tabs. */
 const headerSafe = /^[\x21-\x7E\x80-\xFF](?:[\t\x20-\x7E\x80-\xFF]*[\x21-\x7E\x80-\xFF])?$/
 
+/** True when `value` can be sent as a header value. */
+export function isHeaderValue(value: string): boolean {
+  return headerSafe.test(value)
+}
+
 /** True when `id` can go back to the server as `Last-Event-ID`: within the cap and a valid header value. */
 export function isSendableEventId(id: string, limits: Pick<Limits, 'maxEventIdBytes'>): boolean {
-  return id.length <= limits.maxEventIdBytes && headerSafe.test(id)
+  return id.length <= limits.maxEventIdBytes && isHeaderValue(id)
 }

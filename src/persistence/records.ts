@@ -236,18 +236,26 @@ export class SessionRecords {
     if (limit >= 2 ** 31) return call
     // Settled directly rather than raced: a store that answers costs no more turns than without a bound.
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`The store did not answer within ${limit} ms (storeTimeoutMs)`)), limit)
+      let timer: ReturnType<typeof setTimeout> | undefined
+      let settled = false
       call.then(
         (value) => {
+          settled = true
           clearTimeout(timer)
           resolve(value)
         },
         (error: unknown) => {
+          settled = true
           clearTimeout(timer)
           // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the store's own reason, passed on
           reject(error)
         },
       )
+      // The timer is set only for a call still pending a turn later: a store in memory answers in that turn, and a
+      // timer set and cleared per call would cost it more than the call (this runs per batch of events).
+      queueMicrotask(() => {
+        if (!settled) timer = setTimeout(() => reject(new Error(`The store did not answer within ${limit} ms (storeTimeoutMs)`)), limit)
+      })
     })
   }
 

@@ -1,4 +1,4 @@
-import {createParser, type EventSourceMessage} from 'eventsource-parser'
+import {createParser, type EventSourceMessage, type EventSourceParser} from 'eventsource-parser'
 
 /** The events that arrived since the previous batch was taken, and the last `retry` among them. */
 export interface SseBatch {
@@ -6,8 +6,13 @@ export interface SseBatch {
   retryMs: number | undefined
 }
 
-/** Events read ahead of the consumer at most (and `maxEventBytes` of them): memory stays bounded when it is slower than the network. */
-const maxEventsAhead = 8192
+/**
+ * Bytes read ahead of the consumer at most: memory stays bounded when it is slower than the network, and a
+ * consumer waiting on a store write does not hold the network up. Read ahead as bytes, not as parsed events:
+ * buffers live outside the JavaScript heap, so what waits costs the garbage collector nothing, and events are made
+ * only when they are taken, just before they are used.
+ */
+const readAheadBytes = 1024 * 1024
 
 /**
  * An SSE body read in the background, its events taken in batches: each batch holds everything that arrived
@@ -19,26 +24,39 @@ export class EventBatches {
   readonly #signal: AbortSignal
   readonly #onAbort: () => void
   readonly #reading: Promise<void>
-  readonly #maxEventBytes: number
-  readonly #tooLarge: () => void
+  readonly #parser: EventSourceParser
+  readonly #decoder = new TextDecoder()
+  /** What was read and not yet parsed. */
+  #chunks: Uint8Array[] = []
+  #chunksBytes = 0
+  /** Filled by the parser while {@link take} feeds it. */
   #events: EventSourceMessage[] = []
-  /** The characters of {@link #events}: reading pauses past `maxEventBytes` of them. */
-  #eventsChars = 0
   #retryMs: number | undefined
+  /** An event went past `maxEventBytes`: what came before it is taken, then reading fails. */
+  #tooLarge: Error | undefined
   #ended: {failure: unknown} | undefined
   #closed = false
-  /** Wakes the consumer when events arrive or the body ends. */
+  /** Wakes the consumer when bytes arrive or the body ends. */
   #arrived: (() => void) | undefined
-  /** Wakes the reader when the consumer took events. */
+  /** Wakes the reader when the consumer took what was read. */
   #drained: (() => void) | undefined
 
   /**
    * `maxEventBytes`: past this an event fails the read (after `tooLarge` is called), so that an event that never
-   * ends is a failed connection rather than a memory leak; events read ahead are held to it too.
+   * ends is a failed connection rather than a memory leak.
    */
   constructor(body: ReadableStream<Uint8Array>, signal: AbortSignal, maxEventBytes: number, tooLarge: () => void) {
-    this.#maxEventBytes = maxEventBytes
-    this.#tooLarge = tooLarge
+    this.#parser = createParser({
+      onEvent: (event) => this.#events.push(event),
+      // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
+      onRetry: (value) => (this.#retryMs = value),
+      onError: (error) => {
+        if (error.type !== 'max-buffer-size-exceeded' || this.#tooLarge !== undefined) return
+        this.#tooLarge = error
+        tooLarge()
+      },
+      maxBufferSize: maxEventBytes,
+    })
     this.#reader = body.getReader()
     this.#signal = signal
     // Not every fetch ends the body when its signal aborts (mocks, some polyfills): cancel the read ourselves.
@@ -50,12 +68,24 @@ export class EventBatches {
   /** What arrived, without waiting; undefined when nothing did. */
   take(): SseBatch | undefined {
     this.#signal.throwIfAborted()
+    const chunks = this.#chunks
+    if (chunks.length > 0) {
+      this.#chunks = []
+      this.#chunksBytes = 0
+      wake(this.#drained)
+      for (const chunk of chunks) {
+        this.#parser.feed(this.#decoder.decode(chunk, {stream: true}))
+        if (this.#tooLarge !== undefined) {
+          this.#ended = {failure: this.#tooLarge}
+          this.#stop()
+          break
+        }
+      }
+    }
     if (this.#events.length === 0 && this.#retryMs === undefined) return undefined
     const batch = {events: this.#events, retryMs: this.#retryMs}
     this.#events = []
-    this.#eventsChars = 0
     this.#retryMs = undefined
-    wake(this.#drained)
     return batch
   }
 
@@ -68,7 +98,7 @@ export class EventBatches {
     for (;;) {
       const batch = this.take()
       if (batch !== undefined) return batch
-      if (this.#ended !== undefined) break
+      if (this.#ended !== undefined && this.#chunks.length === 0) break
       await new Promise<void>((resolve) => (this.#arrived = resolve))
     }
     this.#signal.throwIfAborted()
@@ -79,45 +109,33 @@ export class EventBatches {
 
   /** Stops reading and releases the connection; resolves when the reading loop has ended. */
   async close(): Promise<void> {
-    this.#closed = true
-    this.#events = []
-    this.#eventsChars = 0
-    wake(this.#drained)
+    this.#stop()
     this.#signal.removeEventListener('abort', this.#onAbort)
-    // Not awaited: a cancel can wait on a source that never answers; the pending read ends regardless.
-    this.#reader.cancel().catch(() => {})
     await this.#reading
   }
 
+  #stop(): void {
+    this.#closed = true
+    this.#chunks = []
+    this.#chunksBytes = 0
+    wake(this.#drained)
+    // Not awaited: a cancel can wait on a source that never answers; the pending read ends regardless.
+    this.#reader.cancel().catch(() => {})
+  }
+
   async #read(): Promise<void> {
-    let parseError: Error | undefined
-    const parser = createParser({
-      onEvent: (event) => {
-        this.#events.push(event)
-        this.#eventsChars += event.data.length + (event.id?.length ?? 0)
-      },
-      // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
-      onRetry: (value) => (this.#retryMs = value),
-      onError: (error) => {
-        if (error.type !== 'max-buffer-size-exceeded') return
-        parseError = error
-        this.#tooLarge()
-      },
-      maxBufferSize: this.#maxEventBytes,
-    })
-    const decoder = new TextDecoder()
     try {
       while (!this.#closed) {
         const {done, value} = await this.#reader.read()
         if (done) break
-        parser.feed(decoder.decode(value, {stream: true}))
-        if (parseError !== undefined) throw parseError
+        this.#chunks.push(value)
+        this.#chunksBytes += value.byteLength
         wake(this.#arrived)
-        while (this.#events.length >= maxEventsAhead || this.#eventsChars >= this.#maxEventBytes) await new Promise<void>((resolve) => (this.#drained = resolve))
+        while (this.#chunksBytes >= readAheadBytes) await new Promise<void>((resolve) => (this.#drained = resolve))
       }
-      this.#ended = {failure: undefined}
+      this.#ended ??= {failure: undefined}
     } catch (failure) {
-      this.#ended = {failure}
+      this.#ended ??= {failure}
     } finally {
       wake(this.#arrived)
     }

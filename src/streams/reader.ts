@@ -104,6 +104,7 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   if (retryMs !== undefined) stream.setRetry(retryMs)
   let cursorMoved = retryMs !== undefined
   const data: string[] = []
+  let withData = 0
   const sessionId = host.sessionId()
   const tracksIds = !host.stateless()
   for (const event of events) {
@@ -117,9 +118,11 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
     }
     // [spec 2025-11-25 transports] a priming event (an ID, empty data) moves the cursor and carries no message.
     if (event.data === '') continue
-    if (connection.resumed) host.metrics.replayedEvents++
+    withData++
     if (event.event === undefined || event.event === 'message') data.push(event.data)
   }
+  if (cursorMoved) stream.settlePosition()
+  if (connection.resumed) host.metrics.replayedEvents += withData
   const messages: JSONRPCMessage[] = []
   for (const text of data) parseInto(host, messages, text)
   // The cursor is stored before what it covers is delivered, except when the batch brings the stream's answer
@@ -159,20 +162,25 @@ function parseInto(host: ReaderHost, messages: JSONRPCMessage[], data: string): 
  */
 export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomForRequest'>, messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
   let delivered = false
+  const signal = stream?.controller.signal
+  // Left by a previous process: its messages were meant for that process's Client.
+  const orphan = stream?.orphan === true ? stream : undefined
   for (const message of messages) {
     const responseId = responseIdOf(message)
     if (delivered && responseId !== undefined) await Promise.resolve()
     // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
-    const room = stream === undefined || requestIdOf(message) === undefined ? undefined : host.roomForRequest?.(stream.controller.signal)
-    if (room !== undefined) await room
-    stream?.controller.signal.throwIfAborted()
-    if (stream?.orphan === true && responseId === undefined && requestIdOf(message) === undefined) {
+    if (signal !== undefined && responseId === undefined && requestIdOf(message) !== undefined) {
+      const room = host.roomForRequest?.(signal)
+      if (room !== undefined) await room
+    }
+    if (signal?.aborted === true) throw abortedError(signal)
+    if (orphan !== undefined && responseId === undefined && requestIdOf(message) === undefined) {
       // Progress and logs of a request this process never made would only confuse the Client.
-      host.emit({type: 'orphaned-notification', method: methodOf(message), message, call: stream.call})
+      host.emit({type: 'orphaned-notification', method: methodOf(message), message, call: orphan.call})
       continue
     }
-    if (stream?.orphan === true && responseId === stream.requestId) stream.answered = true
+    if (orphan !== undefined && responseId === orphan.requestId) orphan.answered = true
     delivered = true
-    host.take(message, reemitted, stream?.orphan === true ? stream.call : undefined)
+    host.take(message, reemitted, orphan?.call)
   }
 }

@@ -1,10 +1,10 @@
 import type {ReconnectBranch, ReconnectInput} from '../decision.ts'
 import type {TransportError} from '../errors.ts'
 import type {StreamKind, TransportEvent} from '../events.ts'
-import {isSendableEventId, type Limits} from '../limits.ts'
+import {isHeaderValue, type Limits} from '../limits.ts'
 import type {CallRecord} from '../events.ts'
 import type {StreamRecord} from '../persistence/records.ts'
-import {RecentMap} from '../recent-map.ts'
+import {SeenEventIds} from './seen-ids.ts'
 
 /** Event IDs remembered per stream to drop replayed duplicates. */
 const seenEventIds = 1024
@@ -45,7 +45,7 @@ export class Stream {
   /** Aborts this stream alone; aborted too when the transport closes. */
   readonly controller = new AbortController()
   /** Event IDs seen lately, bounded in count and in characters (`limits.dedupeBytes`). */
-  readonly #seen: RecentMap<string, true>
+  readonly #seen: SeenEventIds
   readonly #caps: StreamCaps
   /** [spec 2025-11-25 transports] the wait before reconnecting this stream, from its own `retry` field. */
   retryMs: number | undefined
@@ -72,7 +72,7 @@ export class Stream {
     this.#cursorSession = stored?.sessionId
     this.retryMs = stored?.record.retryMs
     this.#caps = caps
-    this.#seen = new RecentMap(seenEventIds, caps.limits.dedupeBytes, (id) => id.length)
+    this.#seen = new SeenEventIds(seenEventIds, caps.limits.dedupeBytes)
     this.#seen.onOverweight = () => this.exceeded('dedupeBytes', undefined)
     // The listener goes away with the stream: a long-lived transport does not collect one per request.
     lifetime.addEventListener('abort', () => this.controller.abort(lifetime.reason), {once: true, signal: this.controller.signal})
@@ -80,20 +80,22 @@ export class Stream {
 
   /**
    * An event with ID `id` arrived in `sessionId`. `duplicate`: it was seen lately, drop it. Else it is the new
-   * position, valid even after a refused one; an ID that cannot be sent back (longer than `maxEventIdBytes`, or
-   * no header value) is reported and not remembered, and leaves the stream not resumable until the next valid ID.
+   * position, valid even after a refused one. An ID longer than `maxEventIdBytes` is reported and not remembered,
+   * and leaves the stream not resumable until the next valid ID; whether the position is a valid header value is
+   * checked once per batch, by {@link settlePosition}, since only a batch's last position can ever be sent back.
    */
   arrived(id: string, sessionId: string | undefined): 'new' | 'duplicate' {
     let position = id
     // [WHATWG SSE] an empty `id:` resets the cursor; the stream is then not resumable until the next ID.
-    if (id !== '' && !isSendableEventId(id, this.#caps.limits)) {
+    if (id.length > this.#caps.limits.maxEventIdBytes) {
       this.exceeded('maxEventIdBytes', id.length)
       position = ''
-    } else if (id !== '' && !this.#seen.addIfNew(id, true)) return 'duplicate'
+    } else if (id !== '' && !this.#seen.addIfNew(id)) return 'duplicate'
     this.#lastEventId = position
     this.#cursorSession = sessionId
     this.#refused = false
-    if (this.#onCursor !== undefined && position !== '') {
+    // The app's tokens are checked one by one: it may store any of them and send it back.
+    if (this.#onCursor !== undefined && position !== '' && isHeaderValue(position)) {
       try {
         this.#onCursor(position)
       } catch {
@@ -101,6 +103,18 @@ export class Stream {
       }
     }
     return 'new'
+  }
+
+  /**
+   * The events of a batch have arrived: a position that is no header value (RFC 9110) can never be sent back as
+   * `Last-Event-ID`, so it is reported (as over `maxEventIdBytes`) and the stream is not resumable until the next
+   * valid ID. Checking here rather than per event keeps the check off the per-event path.
+   */
+  settlePosition(): void {
+    const id = this.#lastEventId
+    if (id === undefined || id === '' || isHeaderValue(id)) return
+    this.exceeded('maxEventIdBytes', id.length)
+    this.#lastEventId = ''
   }
 
   /** [spec 2025-11-25 transports] the server's `retry` for this stream, cut to `limits.maxRetryMs` (reported). */

@@ -52,15 +52,15 @@ describe('retry from the server', () => {
 
 const huge = 'x'.repeat(defaultLimits.maxEventIdBytes + 1)
 
-/** Connected; `tools/call` answered with e1, an event whose ID is over the cap, the events of `more`, then a cut. */
-async function overlongIdCall(more: (token: unknown) => string[]) {
+/** Connected; `tools/call` answered with e1, an event with ID `badId` (over the cap), the events of `more`, then a cut. */
+async function overlongIdCall(more: (token: unknown) => string[], badId = huge) {
   const mock = useMock()
   const harness = await connect()
   await until(() => mock.requests('GET').length === 1)
   const call: {wireId?: number} = {}
   answerToolCalls((id, token) => {
     call.wireId = id as number
-    return sse([frame('e1', progress(token, 1)), frame(huge, progress(token, 2)), ...more(token)], 'error')
+    return sse([frame('e1', progress(token, 1)), frame(badId, progress(token, 2)), ...more(token)], 'error')
   })
   return {...harness, mock, call}
 }
@@ -89,6 +89,25 @@ describe('event IDs', () => {
     expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
     expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([{sessionId: 'session-1', lastEventId: 'e3'}])
     expect(eventsOf(events, 'limit-exceeded')).toHaveLength(1)
+    await client.close()
+  })
+
+  it('an event ID that is no header value is never sent back, nor handed to the app as a resumption token', async () => {
+    // U+20AC is past Latin-1: fetch would refuse it in a Last-Event-ID header.
+    const badId = 'e\u20ac2'
+    const {client, events, mock, call} = await overlongIdCall(() => [], badId)
+    const gets = interceptGets(mock, () => undefined)
+    const tokens: string[] = []
+    const error = await client
+      .callTool({name: 'echo'}, undefined, {onprogress: () => {}, onresumptiontoken: (token) => tokens.push(token)})
+      .catch((failure: unknown) => failure)
+
+    expect(codeOf(error)).toBe('outcome-unknown')
+    expect(tokens).toEqual(['e1'])
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([
+      {type: 'limit-exceeded', limit: 'maxEventIdBytes', size: badId.length, max: defaultLimits.maxEventIdBytes, stream: 'request', requestId: call.wireId},
+    ])
     await client.close()
   })
 

@@ -1,0 +1,118 @@
+/**
+ * The event IDs a stream saw lately, to drop replayed duplicates: at least the last `capacity` IDs (and at least
+ * `maxBytes / 2` characters of them), at most twice that, in two generations, the older dropped whole when the
+ * newer fills. O(1) per event, allocating only while a young stream grows to `capacity`.
+ *
+ * Why not a `Set`: this runs once per event, amid the garbage of parsing every event. A `Set` of fresh strings
+ * costs several times its bare speed there (each insert into a long-lived table of young strings is work for the
+ * garbage collector), which was most of what this transport spent per event above a bare parser. Here the IDs sit
+ * in one array and are found through tables of 32-bit hashes. The hash is seeded per process so that a server
+ * cannot choose IDs that collide, a long search gives up (see {@link maxProbes}), and a hash match is confirmed by
+ * comparing the IDs: a collision can cost a probe, never drop a new event.
+ */
+export class SeenEventIds {
+  readonly #maxCapacity: number
+  readonly #halfBytes: number
+  /** IDs per generation: starts small, so that the many short streams of a busy session stay light. */
+  #capacity = 0
+  #mask = 0
+  /** Per generation: open addressing, at most half full; 0 for empty, else 1 + the index of the ID in {@link #ids}. */
+  #tables: [Int32Array, Int32Array] = [new Int32Array(0), new Int32Array(0)]
+  /** Generation `g` holds its IDs from `g * capacity` on, in arrival order. */
+  #ids: string[] = []
+  /** The generation IDs are added to; the other is the older one. */
+  #current: 0 | 1 = 0
+  readonly #counts: [number, number] = [0, 0]
+  /** The characters of the current generation's IDs. */
+  #bytes = 0
+  /** Called when a generation is dropped because of its weight, not its count. */
+  onOverweight: (() => void) | undefined
+
+  constructor(capacity: number, maxBytes: number) {
+    this.#maxCapacity = capacity
+    this.#halfBytes = maxBytes / 2
+    this.#resize(Math.min(8, capacity))
+  }
+
+  /** Adds `id` unless it is remembered already; true when it was new. */
+  addIfNew(id: string): boolean {
+    const hash = hashOf(id)
+    if (this.#find(this.#current ^ 1, hash, id) >= 0) return false
+    let slot = this.#find(this.#current, hash, id)
+    if (slot >= 0) return false
+    const count = this.#counts[this.#current]
+    if (slot === noRoom || count >= this.#capacity || this.#bytes >= this.#halfBytes) {
+      if (slot !== noRoom && count >= this.#capacity && this.#capacity < this.#maxCapacity && this.#bytes < this.#halfBytes) {
+        this.#resize(Math.min(this.#capacity * 2, this.#maxCapacity))
+      } else this.#rotate()
+      slot = this.#find(this.#current, hash, id)
+    }
+    this.#put(this.#current, -1 - slot, id)
+    this.#bytes += id.length
+    return true
+  }
+
+  /**
+   * The slot holding `id` in generation `generation`, or `-1 - slot` for the empty slot where it would go, or
+   * {@link noRoom} past {@link maxProbes}: IDs made to collide then cost a generation, not a long search.
+   */
+  #find(generation: number, hash: number, id: string): number {
+    const table = this.#tables[generation]!
+    let slot = hash & this.#mask
+    for (let probe = 0; probe < maxProbes; probe++, slot = (slot + 1) & this.#mask) {
+      const entry = table[slot]!
+      if (entry === 0) return -1 - slot
+      if (this.#ids[entry - 1] === id) return slot
+    }
+    return noRoom
+  }
+
+  #put(generation: 0 | 1, slot: number, id: string): void {
+    const index = generation * this.#capacity + this.#counts[generation]++
+    this.#ids[index] = id
+    this.#tables[generation][slot] = index + 1
+  }
+
+  /** The older generation is forgotten and becomes the new, empty one. */
+  #rotate(): void {
+    if (this.#counts[this.#current] < this.#capacity) this.onOverweight?.()
+    this.#current = this.#current === 0 ? 1 : 0
+    this.#tables[this.#current].fill(0)
+    // Released for the garbage collector: a forgotten ID may be large.
+    this.#ids.fill('', this.#current * this.#capacity, (this.#current + 1) * this.#capacity)
+    this.#counts[this.#current] = 0
+    this.#bytes = 0
+  }
+
+  /** Room for `capacity` IDs per generation, keeping those held. */
+  #resize(capacity: number): void {
+    const held = [0, 1].map((generation) => this.#ids.slice(generation * this.#capacity, generation * this.#capacity + this.#counts[generation]!))
+    let size = 2
+    while (size < capacity * 2) size *= 2
+    this.#capacity = capacity
+    this.#mask = size - 1
+    this.#tables = [new Int32Array(size), new Int32Array(size)]
+    this.#ids = new Array<string>(capacity * 2).fill('')
+    for (const generation of [0, 1] as const) {
+      this.#counts[generation] = 0
+      for (const id of held[generation]!) {
+        const slot = this.#find(generation, hashOf(id), id)
+        if (slot !== noRoom) this.#put(generation, -1 - slot, id)
+      }
+    }
+  }
+}
+
+/** Slots looked at for one ID at most; a table at most half full needs one or two. */
+const maxProbes = 16
+const noRoom = -(2 ** 31)
+
+/** Per process, so that the hashes a server's IDs get cannot be known in advance. */
+const seed = (Math.random() * 2 ** 32) >>> 0
+
+/** FNV-1a over the UTF-16 code units of `text`, from {@link seed}. */
+function hashOf(text: string): number {
+  let hash = seed ^ 0x811c9dc5
+  for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193)
+  return hash
+}

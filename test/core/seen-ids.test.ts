@@ -1,0 +1,60 @@
+import fc from 'fast-check'
+import {describe, expect, it} from 'vitest'
+import {SeenEventIds} from '../../src/streams/seen-ids.ts'
+
+/** A fresh instance that was given `ids`, in order. */
+function seenAfter(capacity: number, maxBytes: number, ids: string[]): SeenEventIds {
+  const seen = new SeenEventIds(capacity, maxBytes)
+  for (const id of ids) seen.addIfNew(id)
+  return seen
+}
+
+// Internal, but the de-duplication of every stream rests on it: checked against a plain model.
+describe('SeenEventIds: the bounded memory of the event IDs a stream saw', () => {
+  it('remembers at least the last `capacity` IDs and at most twice that, whatever the sequence and however it grew', () => {
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 40}), fc.array(fc.integer({min: 0, max: 120}).map(String), {maxLength: 400}), (capacity, ids) => {
+        const seen = new SeenEventIds(capacity, Infinity)
+        const added: string[] = []
+        for (const id of ids) {
+          const isNew = seen.addIfNew(id)
+          // Never a false duplicate for an ID never added, nor for one older than twice the capacity;
+          // always a duplicate for one among the last `capacity`.
+          if (!added.includes(id) || !added.slice(-2 * capacity).includes(id)) expect(isNew).toBe(true)
+          if (added.slice(-capacity).includes(id)) expect(isNew).toBe(false)
+          if (isNew) added.push(id)
+        }
+      }),
+    )
+  })
+
+  it('weighs what it remembers: an ID followed by more than maxBytes plus two IDs of characters is forgotten', () => {
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 200}), fc.uniqueArray(fc.string({minLength: 10, maxLength: 60}), {maxLength: 120}), (maxBytes, ids) => {
+        const lastOnly = seenAfter(1000, maxBytes, ids)
+        if (ids.length > 0) expect(lastOnly.addIfNew(ids.at(-1)!)).toBe(false)
+        for (const [index, id] of ids.entries()) {
+          const after = ids.slice(index + 1).reduce((sum, later) => sum + later.length, 0)
+          if (after > maxBytes + 2 * 60) expect(seenAfter(1000, maxBytes, ids).addIfNew(id)).toBe(true)
+        }
+      }),
+    )
+  })
+
+  it('reports each generation dropped for its weight rather than its count', () => {
+    const seen = new SeenEventIds(1024, 100)
+    let reports = 0
+    seen.onOverweight = () => reports++
+    for (let n = 0; n < 10; n++) seen.addIfNew(`${n}`.padEnd(25, 'x'))
+    // 50 characters per generation: a new one every second ID after the first two.
+    expect(reports).toBe(4)
+  })
+
+  it('tells IDs apart that differ in one character anywhere, or only in length', () => {
+    const base = 'a'.repeat(300)
+    const variants = [base, `${base}a`, base.slice(1), ...Array.from({length: 300}, (_, index) => `${base.slice(0, index)}b${base.slice(index + 1)}`)]
+    const seen = new SeenEventIds(1024, Infinity)
+    for (const id of variants) expect(seen.addIfNew(id)).toBe(true)
+    for (const id of variants) expect(seen.addIfNew(id)).toBe(false)
+  })
+})
