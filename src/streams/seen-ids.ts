@@ -16,7 +16,7 @@ export class SeenEventIds {
   /** IDs per generation: starts small, so that the many short streams of a busy session stay light. */
   #capacity = 0
   #mask = 0
-  /** Per generation: open addressing, at most half full; 0 for empty, else 1 + the index of the ID in {@link #ids}. */
+  /** Per generation: open addressing, at most a quarter full; 0 for empty, else 1 + the index of the ID in {@link #ids}. */
   #tables: [Int32Array, Int32Array] = [new Int32Array(0), new Int32Array(0)]
   /** Generation `g` holds its IDs from `g * capacity` on, in arrival order. */
   #ids: string[] = []
@@ -44,7 +44,7 @@ export class SeenEventIds {
     if (slot === noRoom || count >= this.#capacity || this.#bytes >= this.#halfBytes) {
       if (slot !== noRoom && count >= this.#capacity && this.#capacity < this.#maxCapacity && this.#bytes < this.#halfBytes) {
         this.#resize(Math.min(this.#capacity * 2, this.#maxCapacity))
-      } else this.#rotate()
+      } else this.#rotate(slot !== noRoom && count < this.#capacity)
       slot = this.#find(this.#current, hash, id)
     }
     this.#put(this.#current, -1 - slot, id)
@@ -73,9 +73,9 @@ export class SeenEventIds {
     this.#tables[generation][slot] = index + 1
   }
 
-  /** The older generation is forgotten and becomes the new, empty one. */
-  #rotate(): void {
-    if (this.#counts[this.#current] < this.#capacity) this.onOverweight?.()
+  /** The older generation is forgotten and becomes the new, empty one; `overweight`: because of its weight. */
+  #rotate(overweight: boolean): void {
+    if (overweight) this.onOverweight?.()
     this.#current = this.#current === 0 ? 1 : 0
     this.#tables[this.#current].fill(0)
     // Released for the garbage collector: a forgotten ID may be large.
@@ -87,8 +87,8 @@ export class SeenEventIds {
   /** Room for `capacity` IDs per generation, keeping those held. */
   #resize(capacity: number): void {
     const held = [0, 1].map((generation) => this.#ids.slice(generation * this.#capacity, generation * this.#capacity + this.#counts[generation]!))
-    let size = 2
-    while (size < capacity * 2) size *= 2
+    let size = 4
+    while (size < capacity * 4) size *= 2
     this.#capacity = capacity
     this.#mask = size - 1
     this.#tables = [new Int32Array(size), new Int32Array(size)]
@@ -103,16 +103,19 @@ export class SeenEventIds {
   }
 }
 
-/** Slots looked at for one ID at most; a table at most half full needs one or two. */
-const maxProbes = 16
+/** Slots looked at for one ID at most; a table at most a quarter full needs one or two. */
+const maxProbes = 32
 const noRoom = -(2 ** 31)
 
 /** Per process, so that the hashes a server's IDs get cannot be known in advance. */
 const seed = (Math.random() * 2 ** 32) >>> 0
 
-/** FNV-1a over the UTF-16 code units of `text`, from {@link seed}. */
+/** FNV-1a over the UTF-16 code units of `text`, from {@link seed}, its bits mixed (MurmurHash3's finalizer). */
 function hashOf(text: string): number {
   let hash = seed ^ 0x811c9dc5
   for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193)
-  return hash
+  // FNV's low bits, which pick the slot, vary little between IDs that differ in their last characters.
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35)
+  return hash ^ (hash >>> 16)
 }

@@ -50,6 +50,17 @@ describe('SeenEventIds: the bounded memory of the event IDs a stream saw', () =>
     expect(reports).toBe(4)
   })
 
+  it('never reports a weight it does not have: ordinary IDs by the hundred thousand find their slots', () => {
+    for (const idOf of [(n: number) => `${n}`, (n: number) => `e${n}`, (n: number) => `stream-${n % 7}_${n}`]) {
+      const seen = new SeenEventIds(1024, 1024 * 1024)
+      let reports = 0
+      seen.onOverweight = () => reports++
+      let added = 0
+      for (let n = 0; n < 100_000; n++) if (seen.addIfNew(idOf(n))) added++
+      expect([added, reports]).toEqual([100_000, 0])
+    }
+  })
+
   it('tells IDs apart that differ in one character anywhere, or only in length', () => {
     const base = 'a'.repeat(300)
     const variants = [base, `${base}a`, base.slice(1), ...Array.from({length: 300}, (_, index) => `${base.slice(0, index)}b${base.slice(index + 1)}`)]
