@@ -114,6 +114,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
    * the v2 Client's `connect(transport, {prior})`: it then resumes that session instead of probing (README, "Eras").
    */
   async prior(): Promise<{kind: 'legacy'} | undefined> {
+    await this.#records.settled()
     return (await this.#records.loadSession()) === undefined ? undefined : {kind: 'legacy'}
   }
 
