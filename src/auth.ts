@@ -37,6 +37,8 @@ export interface AuthProvider {
 /** The SDK transport's `maxStepUpRetries` default: one step-up (403 `insufficient_scope`) per request. */
 const maxStepUps = 1
 
+/** The v2 SDK's mark (`Symbol.for`, shared by every copy of it) on an error that escaped a transport's auth flow. */
+const authSeamEscape = Symbol.for('mcp.authSeamEscape')
 /** Errors that came out of an authorization flow: a stream that meets one ends instead of running the flow again. */
 const flowFailures = new WeakSet<object>()
 
@@ -154,7 +156,12 @@ export class Authorizer {
     try {
       await flow()
     } catch (error) {
-      if (typeof error === 'object' && error !== null) flowFailures.add(error)
+      if (typeof error === 'object' && error !== null) {
+        flowFailures.add(error)
+        // [SDK interop] the v2 SDK's stamp for an error out of the auth flow: its version negotiation then rejects
+        // the connect with this error (the user must authorize) instead of calling it a network failure.
+        if (Object.isExtensible(error)) Object.defineProperty(error, authSeamEscape, {value: true, configurable: true})
+      }
       throw error
     }
   }

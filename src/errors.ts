@@ -25,20 +25,39 @@ const transportErrorCodes = ['session-expired', 'outcome-unknown', 'not-sent', '
 export interface TransportErrorOptions {
   /** The HTTP status that caused the error, when there was one. */
   status?: number | undefined
+  /** The body of that HTTP answer (secrets masked), when it was read. */
+  body?: string | undefined
   /** The underlying error. */
   cause?: unknown
 }
+
+/** What the v2 SDK's `SdkHttpError` carries as `data`: the status, and the body of the answer. */
+export interface HttpErrorData {
+  readonly status: number
+  readonly text: string | undefined
+}
+
+/**
+ * [SDK interop] the v2 SDK's error brands (`Symbol.for`, so shared by every copy of it): an error carrying the
+ * `SdkHttpError` brand is `instanceof SdkHttpError` there, which is how the v2 Client's version negotiation tells
+ * an HTTP answer (401, 403, 5xx, or a body it can classify) from a network failure.
+ */
+const sdkErrorBrands = Symbol.for('mcp.sdk.errorBrands')
 
 /** The one error class of this library: branch on `code`, never on `message`. */
 export class TransportError extends Error {
   override readonly name = 'TransportError'
   readonly code: TransportErrorCode
   readonly status: number | undefined
+  /** Present with a `status`: the answer as the v2 SDK's `SdkHttpError.data` holds it (this error is one there). */
+  readonly data: HttpErrorData | undefined
 
   constructor(code: TransportErrorCode, message: string, options: TransportErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : {cause: options.cause})
     this.code = code
     this.status = options.status
+    this.data = options.status === undefined ? undefined : {status: options.status, text: options.body}
+    if (options.status !== undefined) Object.defineProperty(this, sdkErrorBrands, {value: new Set(['mcp.SdkError', 'mcp.SdkHttpError'])})
   }
 }
 

@@ -9,6 +9,10 @@ export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Respo
 /** Redirects followed in a row before the request fails: a loop ends, a long chain is refused. */
 const maxRedirects = 5
 const redirectStatuses = new Set([301, 302, 303, 307, 308])
+/** Headers only the transport sets (the session's, the resumption's and the 2026-07-28 era's). */
+const protocolHeader = /^(mcp-session-id|mcp-protocol-version|last-event-id|mcp-method|mcp-name|mcp-param-.*)$/
+/** The most of an error answer's body kept on the error (`data.text`): enough for any JSON-RPC error. */
+const maxErrorBody = 65536
 
 /** One HTTP exchange with the MCP endpoint, with the protocol headers it must carry. */
 export interface WireRequest {
@@ -17,6 +21,8 @@ export interface WireRequest {
   protocolVersion: string | undefined
   lastEventId?: string | undefined
   body?: string | undefined
+  /** Headers of this request alone (src/modern/headers.ts): the caller's, and those of the 2026-07-28 era. */
+  headers?: Readonly<Record<string, string>> | undefined
   signal: AbortSignal
 }
 
@@ -69,15 +75,18 @@ export async function exchange(client: HttpClient, request: WireRequest): Promis
 
 async function exchangeOnce(client: HttpClient, request: WireRequest, token: string | undefined): Promise<Response> {
   const headers = new Headers(client.requestInit.headers)
-  // The resumption headers are the transport's alone: one set by the app must not leak into a request.
-  for (const name of ['mcp-session-id', 'mcp-protocol-version', 'last-event-id']) headers.delete(name)
+  // The protocol headers are the transport's alone: one set by the app must not leak into a request, nor an
+  // `Mcp-Param-*` meant for one call reach every other.
+  for (const name of [...headers.keys()]) if (protocolHeader.test(name)) headers.delete(name)
+  for (const [name, value] of Object.entries(request.headers ?? {})) headers.set(name, value)
   // [spec transports, sending messages] the client accepts both a JSON body and an SSE stream.
   headers.set('accept', request.method === 'GET' ? 'text/event-stream' : 'application/json, text/event-stream')
   if (request.body !== undefined) headers.set('content-type', 'application/json')
   // [spec transports, session management] every request after initialize carries the session ID...
   if (request.sessionId !== undefined) headers.set('mcp-session-id', request.sessionId)
-  // [spec 2025-06-18 transports, protocol version header] ...and the negotiated protocol version.
-  if (request.protocolVersion !== undefined) headers.set('mcp-protocol-version', request.protocolVersion)
+  // [spec 2025-06-18 transports, protocol version header] ...and the negotiated protocol version, unless a
+  // 2026-07-28 request's own claim set it.
+  if (request.protocolVersion !== undefined && !headers.has('mcp-protocol-version')) headers.set('mcp-protocol-version', request.protocolVersion)
   if (request.lastEventId !== undefined) headers.set('last-event-id', request.lastEventId)
   // [spec 2025-11-25 authorization] the token on every request to the MCP server, the provider's over the app's.
   if (token !== undefined) headers.set('authorization', `Bearer ${token}`)
@@ -161,8 +170,9 @@ function isWithinOrigin(from: URL, to: URL): boolean {
 /** A TransportError for an unexpected status, with the start of the body to say why (secrets masked). */
 export async function httpError(client: HttpClient, response: Response, what: string): Promise<TransportError> {
   const text = await response.text().catch(() => '')
-  const detail = text === '' ? '' : `: ${excerpt(client.redact(text))}`
-  return new TransportError('http', `${what} failed with HTTP ${response.status}${detail}`, {status: response.status})
+  const body = client.redact(text.slice(0, maxErrorBody))
+  const detail = text === '' ? '' : `: ${excerpt(body)}`
+  return new TransportError('http', `${what} failed with HTTP ${response.status}${detail}`, {status: response.status, body})
 }
 
 /** Releases a body the transport does not read. */

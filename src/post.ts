@@ -1,3 +1,4 @@
+import type {TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage, JSONRPCResultResponse} from '@modelcontextprotocol/sdk/types.js'
 import type {AnswerQueue} from './answer-queue.ts'
 import {retryWithBackoff, type ReconnectPolicy} from './backoff.ts'
@@ -7,6 +8,8 @@ import type {CallRecord} from './events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
 import {keyOfId, type Inbox} from './inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, type JsonRpcId} from './jsonrpc.ts'
+import {rpcErrorAnswering} from './modern/answers.ts'
+import {requestHeaders} from './modern/headers.ts'
 import type {Session} from './session.ts'
 import type {OpenStreams} from './streams/open-streams.ts'
 import {requestKey, type Stream, type StreamInit} from './streams/stream.ts'
@@ -24,6 +27,20 @@ export interface Outgoing {
   readonly stream: Stream | undefined
   /** The server request this message answers, if it is an answer. */
   readonly answers: JsonRpcId | undefined
+  /** The headers of this message alone (src/modern/headers.ts). */
+  readonly headers: Readonly<Record<string, string>>
+  /** The protocol version a 2026-07-28 request's body claims: it goes without the session. */
+  readonly envelopeVersion: string | undefined
+}
+
+/** What the Client gives with one message: the v1 SDK's `TransportSendOptions`, and what the v2 SDK's adds. */
+export interface SendOptions extends TransportSendOptions {
+  /** Headers of this message's POST alone (the v2 Client's `Mcp-Param-*`); the protocol's own cannot be overridden. */
+  headers?: Readonly<Record<string, string>> | undefined
+  /** [spec 2026-07-28 cancellation] aborting it cancels this request: its POST and stream end, nothing is sent again. */
+  requestSignal?: AbortSignal | undefined
+  /** Called when this request's stream ends for any reason but `requestSignal` or `close()`. */
+  onRequestStreamEnd?: (() => void) | undefined
 }
 
 /** What sending needs from the transport. */
@@ -55,12 +72,18 @@ export interface PostHost {
 /**
  * Sends one message of the Client (docs/design.md#sending): the bookkeeping before it goes (a new session, an
  * answer stored, a cancellation or a request renamed to its wire ID, the stream of its answer), then the POST.
- * `onCursor` hears each event ID of a request's stream (the SDK's `onresumptiontoken`).
+ * `options.onresumptiontoken` hears each event ID of a request's stream.
  */
-export async function send(host: PostHost, message: JSONRPCMessage, lifetime: AbortSignal, onCursor?: (eventId: string) => void): Promise<void> {
+export async function send(host: PostHost, message: JSONRPCMessage, lifetime: AbortSignal, options: SendOptions = {}): Promise<void> {
   const {session, inbox} = host
+  // The SDK's token path GETs instead of POSTing; here streams resume on their own, so a token is a port error.
+  if (options.resumptionToken !== undefined) throw new TransportError('protocol', 'resumptionToken is not supported: this transport resumes streams itself')
   const method = methodOf(message)
   const clientId = requestIdOf(message)
+  // A header that cannot go on the wire fails the call here, before anything is recorded or sent.
+  const {headers, envelopeVersion} = requestHeaders(message, options.headers)
+  const {requestSignal} = options
+  if (requestSignal?.aborted === true) throw new TransportError('aborted', `${method ?? 'The request'} was cancelled before it was sent`)
   // The Client relies on a session that expired: a request sent without it would meet "not initialized".
   if (clientId !== undefined && method !== 'initialize' && session.expired !== undefined) {
     throw new TransportError('session-expired', `Session ${session.expired} has expired; ${method ?? 'the request'} was not sent: initialize a new session`)
@@ -90,10 +113,21 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   }
   // [spec basic] a request ID is never reused within a session, across processes too: the wire gets its own.
   const requestId = clientId === undefined ? undefined : await session.nextWireId()
-  const stream = requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined, onCursor})
+  const onEnd = options.onRequestStreamEnd === undefined ? undefined : () => requestSignal?.aborted !== true && options.onRequestStreamEnd?.()
+  const stream =
+    requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined, onCursor: options.onresumptiontoken, onEnd})
   if (requestId !== undefined) message = inbox.registerRequest(message, requestId)
+  // [spec 2026-07-28 cancellation] the Client aborts the request's own signal: the POST and its stream end, and the
+  // Client, which has settled the call itself, hears nothing more of it.
+  if (stream !== undefined && requestSignal !== undefined) {
+    const cancel = (): void => {
+      inbox.forget(requestId!)
+      stream.controller.abort(new TransportError('aborted', `${method ?? 'The request'} was cancelled`))
+    }
+    requestSignal.addEventListener('abort', cancel, {once: true, signal: stream.controller.signal})
+  }
   const what = `${method ?? 'request'} ${String(clientId)}`
-  const outgoing: Outgoing = {message, method, what, requestId, stream, answers}
+  const outgoing: Outgoing = {message, method, what, requestId, stream, answers, headers, envelopeVersion}
   if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
   else if (answers !== undefined) await host.answers.run((signal) => postAnswer(host, outgoing, signal), lifetime)
   else await host.answers.run((signal) => post(host, outgoing, signal), lifetime)
@@ -128,7 +162,7 @@ async function postAnswer(host: PostHost, outgoing: Outgoing, signal: AbortSigna
  * know. A request that may have reached the server is never sent again.
  */
 async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Promise<void> {
-  const {message, method, what, requestId, stream, answers} = outgoing
+  const {message, method, what, requestId, stream, answers, envelopeVersion} = outgoing
   const {session, inbox} = host
   const fail = (error: unknown): unknown => {
     if (requestId !== undefined) inbox.forget(requestId)
@@ -139,10 +173,11 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     const code = neverConnected(error) ? 'not-sent' : 'outcome-unknown'
     return new TransportError(code, `${what}: ${error.message}`, {cause: error})
   }
-  const sentSession = session.id
+  // [spec 2026-07-28] a request of that era goes without the session: the era has none.
+  const sentSession = envelopeVersion === undefined ? session.id : undefined
   let response: Response
   try {
-    response = await exchange(host.http, {method: 'POST', sessionId: sentSession, protocolVersion: session.protocolVersion, body: JSON.stringify(message), signal})
+    response = await exchange(host.http, {method: 'POST', sessionId: sentSession, protocolVersion: session.protocolVersion, headers: outgoing.headers, body: JSON.stringify(message), signal})
   } catch (error) {
     throw fail(error)
   }
@@ -161,7 +196,16 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     await host.expireSession(error)
     throw error
   }
-  if (answer === 'refused') throw fail(await httpError(host.http, response, `POST ${method ?? 'response'}`))
+  if (answer === 'refused') {
+    const error = await httpError(host.http, response, `POST ${method ?? 'response'}`)
+    // [SDK interop] a 2026-07-28 request refused 400 with its JSON-RPC error (a header mismatch, an unsupported
+    // version) is answered with it, as the v2 SDK's transport does: the Client's version negotiation reads it there.
+    const rpcError = envelopeVersion === undefined || requestId === undefined ? undefined : rpcErrorAnswering(error, requestId)
+    if (rpcError === undefined) throw fail(error)
+    host.streams.remove(stream!, false)
+    await host.deliver([rpcError])
+    return
+  }
   if (answer === 'outcome-unknown') {
     discard(response)
     const why = response.ok ? `answered ${response.status} with ${contentType === null ? 'no content type' : `content type ${JSON.stringify(contentType)}`}` : `failed with HTTP ${response.status}`

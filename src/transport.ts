@@ -1,4 +1,4 @@
-import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
+import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportCallbacks} from './callbacks.ts'
 import {classifyDeleteAnswer} from './decision.ts'
@@ -6,7 +6,7 @@ import {AnswerQueue} from './answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type CallRecord, type TransportEvent, type TransportMetrics} from './events.ts'
 import {discard, exchange, httpError, type HttpClient} from './http.ts'
-import {send, type PostHost} from './post.ts'
+import {send, type PostHost, type SendOptions} from './post.ts'
 import {Inbox, keyOfId} from './inbox.ts'
 import {requestIdOf, responseIdOf} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
@@ -34,6 +34,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   readonly #streams: OpenStreams
   readonly #lifecycle: StreamLifecycle
   readonly #postHost: PostHost
+  /** [v2 SDK `Transport`] one POST and stream per request: the v2 Client cancels a 2026-07-28 request by `requestSignal`. */
+  readonly hasPerRequestStream = true
   /** Background work that `close()` waits for: streams and store writes. */
   readonly #tasks = new Set<Promise<void>>()
   /** The session the app handed over, attached on the first `start()` only. */
@@ -57,7 +59,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task), {limits: this.#options.limits, emit: (event) => this.#emit(event)})
     this.#inbox = new Inbox({
       deliver: (message) => this.deliver(message),
-      resendAnswer: (answer) => this.#track(this.#resend(answer)),
+      // A re-sent server request is answered with the answer the Client gave it before.
+      resendAnswer: (answer) => this.#track(this.send(answer).catch((error: unknown) => (isTransportError(error, 'aborted') ? undefined : this.report(error)))),
       onEvent: (event) => this.#emit(event),
       forgetKept: (key) => this.#track(this.#session.keep(key, undefined)),
       metrics: this.#metrics,
@@ -106,6 +109,15 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     return this.#inbox.pendingRequests
   }
 
+  /**
+   * `{kind: 'legacy'}` when the store holds a session for this server (2025-era: the only one with sessions), for
+   * the v2 Client's `connect(transport, {prior})`: it then resumes that session instead of probing (README, "Eras").
+   */
+  async prior(): Promise<{kind: 'legacy'} | undefined> {
+    await this.#records.settled()
+    return (await this.#records.loadSession()) === undefined ? undefined : {kind: 'legacy'}
+  }
+
   /** A snapshot of the counters. */
   get metrics(): Readonly<TransportMetrics> {
     return {...this.#metrics}
@@ -136,11 +148,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     if (unanswered.length > 0) this.#track(this.#inbox.handOver(unanswered, lifetime.signal))
   }
 
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const lifetime = this.#requireStarted()
-    // The SDK's token path GETs instead of POSTing; here streams resume on their own, so a token is a port error.
-    if (options?.resumptionToken !== undefined) throw new TransportError('protocol', 'resumptionToken is not supported: this transport resumes streams itself')
-    await send(this.#postHost, message, lifetime.signal, options?.onresumptiontoken)
+  async send(message: JSONRPCMessage, options?: SendOptions): Promise<void> {
+    await send(this.#postHost, message, this.#requireStarted().signal, options)
   }
 
   /** The SDK transport's way to resume a stream from a kept token. Refused: streams resume here on their own. */
@@ -272,15 +281,6 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
   #addStream(init: StreamInit): Stream {
     return this.#streams.add(this.#requireStarted().signal, init)
-  }
-
-  /** Answers a re-sent server request with the answer the Client gave it before. */
-  async #resend(answer: JSONRPCMessage): Promise<void> {
-    try {
-      await this.send(answer)
-    } catch (error) {
-      if (!isTransportError(error, 'aborted')) this.report(error)
-    }
   }
 
   #emit(event: TransportEvent): void {

@@ -93,6 +93,7 @@ export class OpenStreams {
     this.#streams.delete(stream.key)
     stream.controller.abort(streamOver)
     const waiting = this.#cancelSoon(stream)
+    if (!closing) stream.onEnd?.()
     if (closing) {
       if (waiting) this.#track(this.saveCursor(stream))
       return

@@ -28,6 +28,8 @@ export interface StreamInit {
   stored: {record: StreamRecord; sessionId: string} | undefined
   /** Hears each new position of the stream (the SDK's `onresumptiontoken`); must not throw. */
   onCursor?: ((eventId: string) => void) | undefined
+  /** Hears that the stream ended, unless the transport closed (the v2 SDK's `onRequestStreamEnd`). */
+  onEnd?: (() => void) | undefined
 }
 
 /**
@@ -42,6 +44,8 @@ export class Stream {
   readonly call: CallRecord | undefined
   readonly orphan: boolean
   readonly #onCursor: ((eventId: string) => void) | undefined
+  /** See {@link StreamInit.onEnd}: called as the stream is forgotten, never on `close()`. */
+  readonly onEnd: (() => void) | undefined
   /** Aborts this stream alone; aborted too when the transport closes. */
   readonly controller = new AbortController()
   /** Event IDs seen lately, bounded in count and in characters (`limits.dedupeBytes`). */
@@ -61,13 +65,14 @@ export class Stream {
   #cursorSession: string | undefined
   #refused = false
 
-  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored, onCursor}: StreamInit, caps: StreamCaps) {
+  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored, onCursor, onEnd}: StreamInit, caps: StreamCaps) {
     this.key = kind === 'standalone' ? 'standalone' : requestKey(requestId!)
     this.kind = kind
     this.requestId = requestId
     this.call = call
     this.orphan = orphan
     this.#onCursor = onCursor
+    this.onEnd = onEnd
     this.#lastEventId = stored?.record.lastEventId
     this.#cursorSession = stored?.sessionId
     this.retryMs = stored?.record.retryMs

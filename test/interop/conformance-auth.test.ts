@@ -8,28 +8,11 @@
 import {execFile} from 'node:child_process'
 import {promisify} from 'node:util'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {buildConformanceClient, failuresOf, type ConformanceRun} from '../fixtures/conformance.ts'
+import {authScenariosOfBothEras, buildConformanceClient, failuresOf, type ConformanceRun} from '../fixtures/conformance.ts'
 
 const suite = '.tools/node_modules/@modelcontextprotocol/conformance/dist/index.js'
 /** `npx conformance list` of 0.2.0-alpha.12: the `auth/*` client scenarios marked 2025-03-26, 2025-06-18 or 2025-11-25. */
-const scenarios = [
-  'auth/metadata-default',
-  'auth/metadata-var1',
-  'auth/metadata-var2',
-  'auth/metadata-var3',
-  'auth/basic-cimd',
-  'auth/scope-from-www-authenticate',
-  'auth/scope-from-scopes-supported',
-  'auth/scope-omitted-when-undefined',
-  'auth/scope-step-up',
-  'auth/scope-retry-limit',
-  'auth/token-endpoint-auth-basic',
-  'auth/token-endpoint-auth-post',
-  'auth/token-endpoint-auth-none',
-  'auth/pre-registration',
-  'auth/2025-03-26-oauth-metadata-backcompat',
-  'auth/2025-03-26-oauth-endpoint-fallback',
-]
+const scenarios = [...authScenariosOfBothEras, 'auth/2025-03-26-oauth-metadata-backcompat', 'auth/2025-03-26-oauth-endpoint-fallback']
 
 /** The Node 22 binary, or why it could not be installed. */
 const tools = await promisify(execFile)('bash', ['scripts/node22.sh'], {timeout: 300_000}).then(

@@ -1,0 +1,103 @@
+/**
+ * The official MCP conformance suite's client scenarios at revision 2026-07-28 (`@modelcontextprotocol/conformance`
+ * 0.2.0-alpha.12, the scenarios its requirements/2026-07-28.yaml lists for clients): conformance/client-v2.ts, the
+ * v2 `Client` pinned to 2026-07-28, on this transport and, in the same run, on the v2 SDK's own transport (the
+ * baseline). The suite needs Node 22 (scripts/node22.sh installs it into .tools/); when that install fails, the
+ * tests are skipped with its reason.
+ */
+import {execFile} from 'node:child_process'
+import {promisify} from 'node:util'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {authScenariosOfBothEras, buildConformanceClient, failuresOf, type ConformanceRun, type Graded} from '../fixtures/conformance.ts'
+
+const suite = '.tools/node_modules/@modelcontextprotocol/conformance/dist/index.js'
+/** The wire scenarios: headers, per-request metadata, input_required rounds, a tool schema's `$ref`. */
+const wire = [
+  'tools_call',
+  'request-metadata',
+  'http-standard-headers',
+  'http-custom-headers',
+  'http-invalid-tool-headers',
+  'sep-2322-client-request-state',
+  'json-schema-ref-no-deref',
+]
+const auth = [
+  ...authScenariosOfBothEras,
+  'auth/resource-mismatch',
+  'auth/offline-access-scope',
+  'auth/offline-access-not-supported',
+  'auth/authorization-server-migration',
+  'auth/iss-supported',
+  'auth/iss-not-advertised',
+  'auth/iss-supported-missing',
+  'auth/iss-wrong-issuer',
+  'auth/iss-unexpected',
+  'auth/iss-normalized',
+  'auth/metadata-issuer-mismatch',
+]
+/**
+ * Checks this transport fails where the v2 SDK's passes (README, "Eras"): the authorization flow it runs is the v1
+ * SDK's `auth()`, which predates these SEPs; the v2 SDK's `auth()` implements them. SEP-837 (`application_type` in
+ * dynamic client registration, derived from the redirect URIs) in every scenario that registers; per scenario,
+ * SEP-2468 (the authorization response's `iss`, RFC 9207, and the metadata's issuer) and SEP-2350 (a
+ * re-authorization asks for the union of the scopes).
+ */
+const everywhere = 'sep-837-application-type-present'
+const gaps: Record<string, string[]> = {
+  'auth/scope-step-up': ['sep-2350-scope-union-on-reauth'],
+  'auth/iss-supported-missing': ['sep-2468-client-reject-missing-iss'],
+  'auth/iss-wrong-issuer': ['sep-2468-client-compare-iss-supported'],
+  'auth/iss-unexpected': ['sep-2468-client-compare-iss-unadvertised'],
+  'auth/iss-normalized': ['sep-2468-client-no-normalization'],
+  'auth/metadata-issuer-mismatch': ['sep-2468-client-validate-metadata-issuer'],
+}
+
+const tools = await promisify(execFile)('bash', ['scripts/node22.sh'], {timeout: 300_000}).then(
+  ({stdout}) => ({node: stdout.trim().split('\n').at(-1)!, reason: undefined}),
+  (error: unknown) => ({node: undefined, reason: `scripts/node22.sh failed: ${(error as Error).message.split('\n').slice(0, 3).join(' ')}`}),
+)
+if (tools.reason !== undefined) console.warn(`Skipping the 2026-07-28 conformance scenarios: ${tools.reason}`)
+
+let conformance: ConformanceRun
+/** Scenarios passed (every graded check SUCCESS), per transport. */
+const passed = {ours: new Set<string>(), sdk: new Set<string>()}
+
+/** The checks graded FAILURE or WARNING (SKIPPED: a step the scenario offers and this client does not take). */
+const failedIds = (graded: Graded): string[] => [...new Set(graded.checks.filter((check) => check.status === 'FAILURE' || check.status === 'WARNING').map((check) => check.id))].sort()
+
+async function gradeBoth(scenario: string): Promise<{ours: Graded; sdk: Graded}> {
+  const [ours, sdk] = [await conformance.grade(scenario, 'ours', '2026-07-28'), await conformance.grade(scenario, 'sdk', '2026-07-28')]
+  for (const [kind, graded] of [['ours', ours], ['sdk', sdk]] as const) {
+    expect(failuresOf(graded).graded).toBeGreaterThan(0)
+    if (failedIds(graded).length === 0) passed[kind].add(scenario)
+  }
+  return {ours, sdk}
+}
+
+describe.skipIf(tools.node === undefined)(`MCP conformance suite 0.2.0-alpha.12, client scenarios at 2026-07-28, the v2 Client${tools.reason === undefined ? '' : ` (skipped: ${tools.reason})`}`, () => {
+  beforeAll(async () => {
+    conformance = await buildConformanceClient(suite, tools.node)
+  }, 120_000)
+
+  afterAll(async () => {
+    await conformance.remove()
+  })
+
+  it.concurrent.each(wire)('%s: passes on this transport and on the v2 SDK transport', async (scenario) => {
+    const {ours, sdk} = await gradeBoth(scenario)
+    expect(failedIds(sdk)).toEqual([])
+    expect(failedIds(ours)).toEqual([])
+    expect(ours.exitCode).toBe(0)
+  }, 90_000)
+
+  it.concurrent.each(auth)('%s: this transport fails no check the v2 SDK transport passes, but the known gaps of the v1 auth flow', async (scenario) => {
+    const {ours, sdk} = await gradeBoth(scenario)
+    const sdkFailed = new Set(failedIds(sdk))
+    expect(failedIds(ours).filter((id) => !sdkFailed.has(id) && id !== everywhere)).toEqual(gaps[scenario] ?? [])
+  }, 90_000)
+
+  // The README's counts ("Eras").
+  it('counts the scenarios passed on each transport', () => {
+    expect({ours: passed.ours.size, sdk: passed.sdk.size}).toEqual({ours: wire.length + 4, sdk: wire.length + auth.length})
+  })
+})
