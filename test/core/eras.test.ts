@@ -8,7 +8,8 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, ResumableHTTPClientTransport} from '../../src/index.ts'
-import {network, url} from '../fixtures/harness.ts'
+import {network, until, url} from '../fixtures/harness.ts'
+import {frame, sse} from '../fixtures/wire.ts'
 
 const envelope = {'io.modelcontextprotocol/protocolVersion': '2026-07-28'}
 
@@ -83,5 +84,22 @@ describe('HTTP failures, as the v2 SDK reads them', () => {
     const error = await transport.send({jsonrpc: '2.0', id: 2, method: 'tools/list'}).catch((failure: unknown) => failure)
     expect(isTransportError(error, 'http')).toBe(true)
     await transport.close()
+  })
+})
+
+describe('the end of a request stream (onRequestStreamEnd)', () => {
+  it('is heard once the stream that answered the request ends, and not for a request cancelled by its signal', async () => {
+    const {transport, delivered} = await transportAnswering(({id}) => sse([frame('e1', {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'x'}}), frame('e2', {jsonrpc: '2.0', id, result: {}})]))
+    const ended: string[] = []
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'echo', _meta: envelope}}, {onRequestStreamEnd: () => ended.push('first')})
+    await until(() => ended.length === 1)
+    expect(delivered.map((message) => ('id' in message ? message.id : 'notification'))).toEqual(['notification', 1])
+
+    const cancel = new AbortController()
+    const held = transport.send({jsonrpc: '2.0', id: 2, method: 'tools/call', params: {name: 'echo', _meta: envelope}}, {requestSignal: cancel.signal, onRequestStreamEnd: () => ended.push('cancelled')})
+    cancel.abort()
+    await held.catch(() => {})
+    await transport.close()
+    expect(ended).toEqual(['first'])
   })
 })
