@@ -42,7 +42,7 @@ export class Stream {
   readonly call: CallRecord | undefined
   readonly orphan: boolean
   readonly #onCursor: ((eventId: string) => void) | undefined
-  /** Aborts this stream alone; aborted too when the transport closes. */
+  /** Aborts this stream alone; aborted too when the transport closes (by OpenStreams). */
   readonly controller = new AbortController()
   /** Event IDs seen lately, bounded in count and in characters (`limits.dedupeBytes`). */
   readonly #seen: RecentMap<string, true>
@@ -61,7 +61,7 @@ export class Stream {
   #cursorSession: string | undefined
   #refused = false
 
-  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored, onCursor}: StreamInit, caps: StreamCaps) {
+  constructor({kind, requestId, call, orphan, stored, onCursor}: StreamInit, caps: StreamCaps) {
     this.key = kind === 'standalone' ? 'standalone' : requestKey(requestId!)
     this.kind = kind
     this.requestId = requestId
@@ -74,8 +74,6 @@ export class Stream {
     this.#caps = caps
     this.#seen = new RecentMap(seenEventIds, caps.limits.dedupeBytes, (id) => id.length)
     this.#seen.onOverweight = () => this.exceeded('dedupeBytes', undefined)
-    // The listener goes away with the stream: a long-lived transport does not collect one per request.
-    lifetime.addEventListener('abort', () => this.controller.abort(lifetime.reason), {once: true, signal: this.controller.signal})
   }
 
   /**
