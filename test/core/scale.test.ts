@@ -90,7 +90,8 @@ describe('abort listeners at scale', () => {
       expect(warnings.map((warning) => warning.message)).toEqual([])
       // close() returns once every stream has ended: the lifetime's one listener aborted all 1,000.
       await client.close()
-      expect(await Promise.all(held)).toEqual(Array.from({length: 1000}, () => expect.objectContaining({data: expect.objectContaining({code: 'aborted'})})))
+      const outcomes = await Promise.all(held)
+      expect(outcomes.filter((outcome) => (outcome as {data?: {code?: string}}).data?.code !== 'aborted')).toEqual([])
     } finally {
       process.off('warning', onWarning)
     }
