@@ -5,8 +5,8 @@ import type {JsonValue} from './store.ts'
 /**
  * `FileStore`'s leases: each a record in the store's own file (under the lease's name), read and written under
  * the file's lock like every other record, so that the fence check and the write it guards land in one atomic
- * write (one journal line, or one rename). A separate lease file would need a second lock held across each write; `proper-lockfile` would give
- * the same mtime-judged lock the store has already, and no fencing token.
+ * write (one journal line, or one rename). A separate lease file would need a second lock held across each write;
+ * `proper-lockfile` would give the same mtime-judged lock the store has already, and no fencing token.
  *
  *     {token, expiresAt, pid, host}   expiresAt 0: released. The record stays: tokens only grow.
  */

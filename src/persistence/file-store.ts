@@ -11,8 +11,9 @@ import type {JsonValue, ResumptionStore} from './store.ts'
 export interface FileStoreOptions {
   /**
    * Receives the problems the store handles without failing the call: a file that is unreadable, not JSON, or
-   * not a JSON object (`get` then resolves `undefined` for every key, and the next write replaces the file), and
-   * a lock file that could not be removed.
+   * not a JSON object (`get` then resolves `undefined` for every key, and the next write replaces the file), a
+   * journal line that is not a list of changes (skipped, and the next write replaces the journal), and a lock
+   * file that could not be removed.
    * @defaultValue none: such problems are handled silently
    */
   onError?: ((error: Error) => void) | undefined
