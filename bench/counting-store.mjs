@@ -13,12 +13,13 @@ export class CountingStore {
   countBytes = true
 
   /**
-   * Bytes of the store's file on disk, summed over each new version of it seen after a `set` (FileStore
-   * rewrites its whole file, every key, on each write: one version per rename, however many sets it carries).
+   * Bytes FileStore put on disk, as seen after each `set`: each new version of its file whole (it is rewritten when
+   * the journal is folded into it), and what its journal grew by (one line per write).
    */
   diskBytes = 0
   #file
   #lastVersion
+  #journal = {ino: undefined, size: 0n}
 
   /** `file`: the file a FileStore keeps, to count `diskBytes`. */
   constructor(inner, file) {
@@ -43,13 +44,17 @@ export class CountingStore {
 
   #sawFile() {
     // No file (none yet, or a store that removes it when empty): nothing on disk to count.
-    const stat = this.#file === undefined ? undefined : statSync(this.#file, {bigint: true, throwIfNoEntry: false})
-    if (stat === undefined) return
-    const {ino, ctimeNs, size} = stat
-    const version = `${ino}:${ctimeNs}`
-    if (version === this.#lastVersion) return
-    this.#lastVersion = version
-    this.diskBytes += Number(size)
+    if (this.#file === undefined) return
+    const stat = statSync(this.#file, {bigint: true, throwIfNoEntry: false})
+    if (stat !== undefined) {
+      const version = `${stat.ino}:${stat.ctimeNs}`
+      if (version !== this.#lastVersion) this.diskBytes += Number(stat.size)
+      this.#lastVersion = version
+    }
+    const journal = statSync(`${this.#file}.journal`, {bigint: true, throwIfNoEntry: false}) ?? {ino: undefined, size: 0n}
+    const grown = journal.ino === this.#journal.ino && journal.size >= this.#journal.size ? journal.size - this.#journal.size : journal.size
+    this.diskBytes += Number(grown)
+    this.#journal = {ino: journal.ino, size: journal.size}
   }
 
   delete(key) {

@@ -9,7 +9,8 @@
 //   --only=LIST         sections: stream,echo,heap,memory,roundtrip,sweep,fleet (default all), and profile
 //   --clients=LIST      clients of stream and echo: ours,ours+file,sdk,raw,wire (default all)
 //   --quick             fewer events, requests and rounds everywhere: about a minute
-//   --profile           also profile ours with 1,000 open streams (node --cpu-prof): top self-time functions
+//   --profile           also profile ours with 1,000 open streams (the measured calls): top self-time functions
+//   --sweep-repeat=N    run the sweep's largest size N times per client, its figures from the median (default 1)
 //
 // stream, echo, heap: the transports driven by hand against bench/server.mjs (a minimal server, so that the
 // client is the limit). memory: what a hostile server can make the client hold (bench/memory.mjs). roundtrip, sweep, profile: the SDK Client against the library's reference server,
@@ -53,6 +54,7 @@ async function main() {
     heapEvents: Number(args['heap-events'] ?? (quick ? 250_000 : 1_000_000)),
     roundTrip: {calls: quick ? 100 : 200, rounds: quick ? 3 : 5},
     sweep: quick ? sweepPlans.quick : sweepPlans.full,
+    sweepRepeat: Number(args['sweep-repeat'] ?? 1),
     clients: (args['clients'] ?? 'ours,ours+file,sdk,raw,wire').split(','),
     sections: [...sections],
   }
@@ -102,7 +104,7 @@ async function main() {
       const reference = await startReferenceServer()
       try {
         if (sections.has('roundtrip')) results.roundTrip = await roundTripSection(reference.url, config.roundTrip, missed)
-        if (sections.has('sweep')) results.sweep = await sweepSection(reference.url, config.sweep, missed)
+        if (sections.has('sweep')) results.sweep = await sweepSection(reference.url, config.sweep, missed, config.sweepRepeat)
         if (sections.has('profile')) results.profile = await profileSection(reference.url, config.sweep.at(-1))
       } finally {
         reference.stop()

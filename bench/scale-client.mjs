@@ -1,17 +1,19 @@
 // One measured client in a process of its own (forked by bench/scale.mjs with --expose-gc), so that its CPU
 // and heap are its own. The SDK Client, unchanged, over real sockets to the reference server.
 //
-//   {mode: 'sweep', client: 'ours'|'ours+file'|'sdk', url, streams, steps, delayMs, bytes?}
+//   {mode: 'sweep', client: 'ours'|'ours+file'|'sdk', url, streams, steps, delayMs, bytes?, profile?}
 //     `streams` concurrent tools/call of the `slow` tool, each sending `steps` progress notifications
 //     `delayMs` apart: client CPU per delivered message, heap per open stream, store writes per message; then
-//     for ours (unless `bytes` is false) the same again, counting the bytes handed to the store.
+//     for ours (unless `bytes` is false) the same again, counting the bytes handed to the store. With `profile`
+//     (a file), a CPU profile of the measured calls is written there.
 //   {mode: 'roundtrip', url, calls, rounds}
 //     Sequential tools/call `echo` (answered in the first batch, no server request) on MemoryStore and on
 //     FileStore (strict), interleaved: milliseconds and store writes per call.
 // The result goes back to the parent over IPC.
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import {mkdtemp, rm} from 'node:fs/promises'
+import {mkdtemp, rm, writeFile} from 'node:fs/promises'
+import {Session} from 'node:inspector/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {MemoryStore, ResumableHTTPClientTransport} from '../dist/index.js'
@@ -89,18 +91,35 @@ async function slowCalls(client, count, steps, delayMs, onOpen = () => {}) {
   return {messages, open}
 }
 
-async function sweep({client: kind, url, streams, steps, delayMs, bytes = true}) {
+/** Starts the CPU profiler; the function returned stops it and writes the profile to `file`. */
+async function startProfiler(file) {
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.start')
+  return async () => {
+    const {profile} = await session.post('Profiler.stop')
+    session.disconnect()
+    await writeFile(file, JSON.stringify(profile))
+  }
+}
+
+async function sweep({client: kind, url, streams, steps, delayMs, bytes = true, profile}) {
   const {client, store} = await connect(kind, url)
   // Warm-up: the code and pools of the measured path are allocated before the baseline.
   await slowCalls(client, Math.min(streams, 20), 3, 1)
   if (store !== undefined) store.countBytes = false
   const baseline = collect()
   const stored = store?.snapshot()
+  const stopProfiler = profile === undefined ? undefined : await startProfiler(profile)
   const cpuBefore = process.cpuUsage()
   const began = performance.now()
-  const {messages, open} = await slowCalls(client, streams, steps, delayMs, (unanswered) => ({...collect(), unanswered}))
+  // The heap is not sampled while profiling: its forced collections would show in the profile.
+  const sample = (unanswered) => (profile === undefined ? {...collect(), unanswered} : {heap: NaN, cpuUs: 0, unanswered})
+  const {messages, open} = await slowCalls(client, streams, steps, delayMs, sample)
   const ms = performance.now() - began
   const cpu = process.cpuUsage(cpuBefore)
+  await stopProfiler?.()
   const writes = store?.since(stored)
   const expected = streams * (steps + 1)
   if (messages !== expected) throw new Error(`${kind} delivered ${messages} of ${expected} messages`)

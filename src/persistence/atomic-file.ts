@@ -31,7 +31,7 @@ export async function replaceFile(path: string, text: string): Promise<void> {
 }
 
 /** The data of `fd` on disk, with what reading it back needs (its size): fdatasync, in the thread pool. */
-function flushToDisk(fd: number): Promise<void> {
+export function flushToDisk(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fdatasync(fd, (error) => (error === null ? resolve() : reject(error))))
 }
 

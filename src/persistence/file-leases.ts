@@ -5,8 +5,8 @@ import type {JsonValue} from './store.ts'
 /**
  * `FileStore`'s leases: each a record in the store's own file (under the lease's name), read and written under
  * the file's lock like every other record, so that the fence check and the write it guards land in one atomic
- * rename. A separate lease file would need a second lock held across each write; `proper-lockfile` would give
- * the same mtime-judged lock the store has already, and no fencing token.
+ * write (one journal line, or one rename). A separate lease file would need a second lock held across each write;
+ * `proper-lockfile` would give the same mtime-judged lock the store has already, and no fencing token.
  *
  *     {token, expiresAt, pid, host}   expiresAt 0: released. The record stays: tokens only grow.
  */
@@ -17,8 +17,8 @@ interface LeaseRecord {
   host: string
 }
 
-/** An operation on the file's entries under its lock; true when it changed them. */
-export type EntriesOperation = (entries: Map<string, JsonValue>) => boolean
+/** An operation on the file's entries under its lock; the key it changed, if it changed one. */
+export type EntriesOperation = (entries: Map<string, JsonValue>) => string | undefined
 
 function leaseOf(value: JsonValue | undefined): LeaseRecord | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
@@ -39,12 +39,12 @@ export function acquireLease(name: string, ttlMs: number, took: (token: number) 
     const held = leaseOf(entries.get(name))
     if (held !== undefined && live(held)) {
       took(0)
-      return false
+      return undefined
     }
     const token = (held?.token ?? 0) + 1
     entries.set(name, {token, expiresAt: Date.now() + ttlMs, pid: process.pid, host: thisHost()})
     took(token)
-    return true
+    return name
   }
 }
 
@@ -54,17 +54,18 @@ export function renewLease(name: string, token: number, ttlMs: number, kept: (re
     const held = leaseOf(entries.get(name))
     const ours = held?.token === token
     kept(ours)
-    if (ours) entries.set(name, {...held, expiresAt: Date.now() + ttlMs})
-    return ours
+    if (!ours) return undefined
+    entries.set(name, {...held, expiresAt: Date.now() + ttlMs})
+    return name
   }
 }
 
 export function releaseLease(name: string, token: number): EntriesOperation {
   return (entries) => {
     const held = leaseOf(entries.get(name))
-    if (held?.token !== token || held.expiresAt === 0) return false
+    if (held?.token !== token || held.expiresAt === 0) return undefined
     entries.set(name, {...held, expiresAt: 0})
-    return true
+    return name
   }
 }
 

@@ -1,18 +1,19 @@
 /// <reference types="node" />
-import {mkdir, readFile, unlink} from 'node:fs/promises'
+import {mkdir, unlink} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
-import {replaceFile} from './atomic-file.ts'
 import {acquireLease, fenceHolds, releaseLease, renewLease, type EntriesOperation} from './file-leases.ts'
-import {errorCode, FileLock, LOCK_RETRY_MAX_MS, temporaryFiles, type Lock} from './file-lock.ts'
+import {FileLock, LOCK_RETRY_MAX_MS, temporaryFiles, type Lock} from './file-lock.ts'
+import {JournaledFile} from './journal.ts'
 import {checkTtl, LeaseLostError, type Fence, type Lease} from './lease.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
 export interface FileStoreOptions {
   /**
    * Receives the problems the store handles without failing the call: a file that is unreadable, not JSON, or
-   * not a JSON object (`get` then resolves `undefined` for every key, and the next write replaces the file), and
-   * a lock file that could not be removed.
+   * not a JSON object (`get` then resolves `undefined` for every key, and the next write replaces the file), a
+   * journal line that is not a list of changes (skipped, and the next write replaces the journal), and a lock
+   * file that could not be removed.
    * @defaultValue none: such problems are handled silently
    */
   onError?: ((error: Error) => void) | undefined
@@ -56,28 +57,32 @@ const HOLD_CHECK_MS = 50
 const STEP_ASIDE_MS = 2 * LOCK_RETRY_MAX_MS
 
 /**
- * A {@link ResumptionStore} in one JSON file holding every key, so a Node process that restarts finds its session
- * and cursors again. Exported from `mcp-resumable-http/node`.
+ * A {@link ResumptionStore} in a JSON file and its journal, so a Node process that restarts finds its session and
+ * cursors again. Exported from `mcp-resumable-http/node`.
  *
- * - **Atomic:** each write goes to a temporary file in the same directory, is flushed to disk (fdatasync), then
- *   renamed over the file, so a reader, a crash or a power loss never sees a torn file (on power loss the last
- *   write may be lost; the directory is not flushed, which would double the cost of a write). Only the flush is
- *   awaited; opening, writing, closing and renaming a small file are quick synchronous system calls on a local
- *   disk (on a network file system, each is a round trip the event loop waits for).
- * - **Several processes** may share the file. Each write re-reads the file and applies its changes under a lock
- *   file (`<path>.lock`), so writers of different keys never lose each other's keys; for one key, the last
- *   writer wins. A lock left by a crashed process is broken (see {@link FileStoreOptions.staleLockMs}).
+ * - **A write costs what it changed:** it appends one line (the keys it set or deleted) to `<path>.journal` and
+ *   flushes it to disk (fdatasync), however many keys the file holds. Once the journal outgrows the file (or
+ *   64 KiB), the next write folds it into a new `<path>`: a temporary file in the same directory, flushed, renamed
+ *   over it, then the journal removed. A reader, a crash or a power loss never sees a half write: a torn last line
+ *   of the journal is left out (on power loss the last write may be lost; the directory is not flushed, which
+ *   would double the cost of a write). Only the flush is awaited; the other system calls are quick and synchronous
+ *   on a local disk (on a network file system, each is a round trip the event loop waits for).
+ * - **Several processes** may share the file, all of them on a version of this store with the journal. Each write
+ *   reads what others wrote since and applies its changes under a lock file (`<path>.lock`), so writers of
+ *   different keys never lose each other's keys; for one key, the last writer wins. A lock left by a crashed
+ *   process is broken (see {@link FileStoreOptions.staleLockMs}).
  * - **In one process**, writes are serialized, and those issued while a write is under way are coalesced into
  *   the next one. A value is copied when `set` is called; `get` sees every earlier `set` and `delete` of this
  *   instance. A write issued before the event loop's next turn after the previous one keeps the lock and skips
- *   the re-read, so that a stream's back-to-back cursor writes cost a temporary file and a rename each. Such a
- *   writer looks for others waiting for the lock every 50 ms, and lets them go first. The lock is released at
- *   the next turn once writes stop, and at process exit.
- * - **A corrupt file** is reported through {@link FileStoreOptions.onError}, never thrown at `get`, and replaced
- *   by the next write. A file that cannot be read for another reason (permissions, I/O) makes writes reject
- *   rather than replace what they could not read.
+ *   the re-read, so that a stream's back-to-back cursor writes cost a journal line each. Such a writer looks for
+ *   others waiting for the lock every 50 ms, and lets them go first. The lock is released at the next turn once
+ *   writes stop, and at process exit.
+ * - **A corrupt file** (or journal line) is reported through {@link FileStoreOptions.onError}, never thrown at
+ *   `get`, and replaced by the next write. A file that cannot be read for another reason (permissions, I/O) makes
+ *   writes reject rather than replace what they could not read.
  *
- * The file is created with mode 0600 (it holds session IDs), its directory with the parents it lacks.
+ * The file and its journal are created with mode 0600 (they hold session IDs), the directory with the parents it
+ * lacks.
  *
  * @example
  * ```ts
@@ -88,6 +93,7 @@ const STEP_ASIDE_MS = 2 * LOCK_RETRY_MAX_MS
 export class FileStore implements ResumptionStore {
   readonly #path: string
   readonly #lock: FileLock
+  readonly #file: JournaledFile
   readonly #onError: (error: Error) => void
   readonly #staleLockMs: number
   readonly #signal: AbortSignal | undefined
@@ -118,6 +124,7 @@ export class FileStore implements ResumptionStore {
     }
     this.#staleLockMs = staleLockMs
     this.#signal = signal
+    this.#file = new JournaledFile(this.#path, this.#onError)
     this.#lock = new FileLock(`${this.#path}.lock`, {
       staleMs: staleLockMs,
       pause: (ms) => this.#pause(ms),
@@ -141,7 +148,7 @@ export class FileStore implements ResumptionStore {
   async #read(): Promise<Map<string, JsonValue> | undefined> {
     await this.#tail
     try {
-      return await this.#load()
+      return await this.#file.read()
     } catch (error) {
       this.#onError(new Error(`FileStore: cannot read ${this.#path}`, {cause: error}))
       return undefined
@@ -235,22 +242,28 @@ export class FileStore implements ResumptionStore {
       // Looked for while the write goes on: listing the directory takes less time than the flush to disk.
       const othersWaiting = due ? this.#othersWaiting() : undefined
       const {entries} = hold
-      let changed = false
+      const written = new Set<string>()
       for (const [key, {change, fence}] of changes) {
         if (!fenceHolds(entries, fence)) refused.add(key)
-        else if (change === REMOVED) changed = entries.delete(key) || changed
-        else {
+        else if (change !== REMOVED) {
           entries.set(key, change)
-          changed = true
-        }
+          written.add(key)
+        } else if (entries.delete(key)) written.add(key)
       }
-      for (const operation of operations) changed = operation(entries) || changed
-      if (changed) await replaceFile(this.#path, JSON.stringify(Object.fromEntries(entries)))
+      for (const operation of operations) {
+        const key = operation(entries)
+        if (key !== undefined) written.add(key)
+      }
+      await this.#file.write(written)
       this.#stepAside = (await othersWaiting) === true
       kept = !this.#stepAside
       if (kept && due) kept = await this.#refresh(hold)
+    } catch (error) {
+      // The entries may hold changes the file does not: read it whole next time.
+      this.#file.forget()
+      throw error
     } finally {
-      // A failed write gives the lock up: its entries may hold changes the file does not.
+      // A failed write gives the lock up too.
       if (kept) this.#keep(hold!)
       else await hold?.release()
     }
@@ -265,7 +278,7 @@ export class FileStore implements ResumptionStore {
     const lock = await this.#lock.acquire()
     try {
       // Re-read under the lock: another process may have written other keys since our last read.
-      const entries = await this.#load(true)
+      const entries = await this.#file.readLocked()
       return {...lock, entries, checkAt: Date.now() + this.#holdCheckMs}
     } catch (error) {
       await lock.release()
@@ -297,38 +310,6 @@ export class FileStore implements ResumptionStore {
       this.#hold = undefined
       this.#tail = this.#tail.then(hold.release)
     })
-  }
-
-  /**
-   * The file's entries; none when it does not exist. Unparseable content is reported and read as empty (so the
-   * next write replaces it); an I/O error is thrown.
-   */
-  async #load(forWrite = false): Promise<Map<string, JsonValue>> {
-    let text: string
-    try {
-      text = await readFile(this.#path, 'utf8')
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return new Map()
-      throw error
-    }
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch (error) {
-      this.#reportCorrupt('is not valid JSON', forWrite, error)
-      return new Map()
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      this.#reportCorrupt('does not hold a JSON object', forWrite)
-      return new Map()
-    }
-    // A Map, so that a key such as `__proto__` is data, never a prototype.
-    return new Map(Object.entries(parsed as {[key: string]: JsonValue}))
-  }
-
-  #reportCorrupt(problem: string, forWrite: boolean, cause?: unknown): void {
-    const effect = forWrite ? 'it is being replaced' : 'it is read as empty until the next write replaces it'
-    this.#onError(new Error(`FileStore: ${this.#path} ${problem}; ${effect}`, {cause}))
   }
 
   // A writer killed between creating a temporary file (data or lock draft) and removing it leaves it behind.

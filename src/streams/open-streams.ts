@@ -25,6 +25,8 @@ export class OpenStreams {
   readonly #stored = new Set<string>()
   /** Cursor writes put off by {@link saveCursorSoon}. */
   readonly #soon = new Map<Stream, ReturnType<typeof setTimeout>>()
+  /** The transport lifetime the streams follow, through one listener for all of them. */
+  #lifetime: AbortSignal | undefined
 
   constructor(records: SessionRecords, sessionId: () => string | undefined, track: (task: Promise<void>) => void, caps: StreamCaps) {
     this.#records = records
@@ -33,9 +35,16 @@ export class OpenStreams {
     this.#track = track
   }
 
-  /** A new stream, aborted with `lifetime`. */
+  /**
+   * A new stream, aborted with `lifetime`. One listener on `lifetime` aborts every open stream: a listener per
+   * stream would cost each one more than the fan-out, and past ten of them Node warns of a leak.
+   */
   add(lifetime: AbortSignal, init: StreamInit): Stream {
-    const stream = new Stream(lifetime, init, this.#caps)
+    if (this.#lifetime !== lifetime) {
+      this.#lifetime = lifetime
+      lifetime.addEventListener('abort', () => this.abortAll(lifetime.reason), {once: true})
+    }
+    const stream = new Stream(init, this.#caps)
     this.#streams.set(stream.key, stream)
     if (init.stored !== undefined) this.#stored.add(stream.key)
     return stream
@@ -56,7 +65,7 @@ export class OpenStreams {
   }
 
   /** Aborts every stream with `reason`. */
-  abortAll(reason: TransportError): void {
+  abortAll(reason: unknown): void {
     for (const stream of this.#streams.values()) stream.controller.abort(reason)
   }
 

@@ -46,7 +46,7 @@ export class Stream {
   readonly #onCursor: ((eventId: string) => void) | undefined
   /** See {@link StreamInit.onEnd}: called as the stream is forgotten, never on `close()`. */
   readonly onEnd: (() => void) | undefined
-  /** Aborts this stream alone; aborted too when the transport closes. */
+  /** Aborts this stream alone; aborted too when the transport closes (by OpenStreams). */
   readonly controller = new AbortController()
   /** Event IDs seen lately, bounded in count and in characters (`limits.dedupeBytes`). */
   readonly #seen: SeenEventIds
@@ -65,7 +65,7 @@ export class Stream {
   #cursorSession: string | undefined
   #refused = false
 
-  constructor(lifetime: AbortSignal, {kind, requestId, call, orphan, stored, onCursor, onEnd}: StreamInit, caps: StreamCaps) {
+  constructor({kind, requestId, call, orphan, stored, onCursor, onEnd}: StreamInit, caps: StreamCaps) {
     this.key = kind === 'standalone' ? 'standalone' : requestKey(requestId!)
     this.kind = kind
     this.requestId = requestId
@@ -79,8 +79,6 @@ export class Stream {
     this.#caps = caps
     this.#seen = new SeenEventIds(seenEventIds, caps.limits.dedupeBytes)
     this.#seen.onOverweight = () => this.exceeded('dedupeBytes', undefined)
-    // The listener goes away with the stream: a long-lived transport does not collect one per request.
-    lifetime.addEventListener('abort', () => this.controller.abort(lifetime.reason), {once: true, signal: this.controller.signal})
   }
 
   /**

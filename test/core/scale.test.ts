@@ -70,6 +70,34 @@ async function bytesPerAdvance(openStreams: number): Promise<number> {
   return bytes / progress.length
 }
 
+describe('abort listeners at scale', () => {
+  it("holds 1,000 open streams without a MaxListenersExceededWarning: one listener on the transport's lifetime serves them all", async () => {
+    const warnings: Error[] = []
+    const onWarning = (warning: Error): void => {
+      if (warning.name === 'MaxListenersExceededWarning') warnings.push(warning)
+    }
+    process.on('warning', onWarning)
+    try {
+      const reference = createReferenceServer()
+      server = await listen(reference)
+      const {client} = await connectTo(server.url)
+      const held = Array.from({length: 1000}, () =>
+        client.callTool({name: 'slow', arguments: {steps: 1, delayMs: holdMs}}, undefined, {timeout: holdMs * 2}).catch((error: unknown) => error),
+      )
+      await until(() => reference.executions['slow'] === 1000, 15_000)
+      // Warnings are emitted on the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.map((warning) => warning.message)).toEqual([])
+      // close() returns once every stream has ended: the lifetime's one listener aborted all 1,000.
+      await client.close()
+      const outcomes = await Promise.all(held)
+      expect(outcomes.filter((outcome) => (outcome as {data?: {code?: string}}).data?.code !== 'aborted')).toEqual([])
+    } finally {
+      process.off('warning', onWarning)
+    }
+  }, 30_000)
+})
+
 describe('persistence at scale', () => {
   it('writes no more bytes per cursor advance with 1,000 open streams than with 10', async () => {
     const few = await bytesPerAdvance(10)

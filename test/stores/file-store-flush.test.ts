@@ -1,6 +1,6 @@
 /**
- * A FileStore write reaches the disk before it replaces the file: the temporary file is flushed (fdatasync) and
- * the flush has completed before the rename, for every write, small or large. Observed on a real FileStore in a
+ * A FileStore write reaches the disk before it resolves: a journal line is flushed (fdatasync) before the write
+ * resolves, and a new file is flushed before it is renamed over the old. Observed on a real FileStore in a
  * temporary directory, through node:fs wrapped to log the calls in order (the calls themselves are the real ones).
  */
 import * as fs from 'node:fs'
@@ -49,15 +49,17 @@ afterEach(async () => {
   await rm(dir, {recursive: true, force: true})
 })
 
-describe('FileStore flushes before it renames', () => {
-  test('every write, of a few bytes or of a megabyte, flushes its temporary file to disk before renaming it over the file', async () => {
+describe('FileStore flushes before a write resolves', () => {
+  test('every write reaches the disk before it resolves: a journal line is flushed, a new file is flushed before it is renamed over the old', async () => {
     const store = new FileStore(join(dir, 'state.json'))
-    await store.set('small', 1)
-    await store.set('large', 'x'.repeat(1 << 20))
-    await store.delete('small')
+    await store.set('small', 1) // no file yet: written whole
+    await store.set('large', 'x'.repeat(1 << 20)) // longer than the journal may grow: folded into a new file
+    const beforeDelete = log.length
+    await store.delete('small') // one journal line
+    expect(log.slice(beforeDelete)).toEqual(['flushed state.json.journal'])
 
     const renames = log.filter((entry) => entry.endsWith(' to state.json'))
-    expect(renames).toHaveLength(3)
+    expect(renames).toHaveLength(2)
     for (const rename of renames) {
       const temp = rename.slice('renamed '.length, -' to state.json'.length)
       expect(temp).toMatch(/^state\.json\..+\.tmp$/)
@@ -65,6 +67,8 @@ describe('FileStore flushes before it renames', () => {
       expect(flushed, `${temp} flushed`).toBeGreaterThanOrEqual(0)
       expect(flushed, `${temp} flushed before the rename`).toBeLessThan(log.indexOf(rename))
     }
-    expect(await new FileStore(join(dir, 'state.json')).get('large')).toHaveLength(1 << 20)
+    const reopened = new FileStore(join(dir, 'state.json'))
+    expect(await reopened.get('large')).toHaveLength(1 << 20)
+    expect(await reopened.get('small')).toBeUndefined()
   })
 })

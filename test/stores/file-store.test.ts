@@ -11,16 +11,20 @@ import {type JsonValue, type ResumptionStore} from '../../src/index.ts'
 import {FileStore} from '../../src/node.ts'
 import {expectSessionSurvivesRestart, expectStoreContract} from '../fixtures/store-contract.ts'
 
-// Counts file writes (one rename each) and locks taken (one link each), and records how old a lock is when taken,
-// without changing what they do.
-const fsCalls = vi.hoisted(() => ({renames: 0, lockAgesMs: [] as number[], touched: [] as {path: string; at: number}[], noHardLinks: false}))
+// Counts file writes (one flush to disk each: a journal line, or a new file before its rename) and locks taken
+// (one link each), and records how old a lock is when taken, without changing what they do.
+const fsCalls = vi.hoisted(() => ({flushes: 0, bytes: 0, lockAgesMs: [] as number[], touched: [] as {path: string; at: number}[], noHardLinks: false}))
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs')>()
   return {
     ...actual,
-    renameSync: (...args: Parameters<typeof actual.renameSync>) => {
-      fsCalls.renames++
-      actual.renameSync(...args)
+    fdatasync: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+      fsCalls.flushes++
+      actual.fdatasync(fd, callback)
+    },
+    writeFileSync: (...args: Parameters<typeof actual.writeFileSync>) => {
+      if (typeof args[1] === 'string') fsCalls.bytes += Buffer.byteLength(args[1])
+      actual.writeFileSync(...args)
     },
   }
 })
@@ -73,7 +77,8 @@ afterAll(async () => {
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'file-store-'))
   file = join(dir, 'state', 'resumption.json')
-  fsCalls.renames = 0
+  fsCalls.flushes = 0
+  fsCalls.bytes = 0
   fsCalls.lockAgesMs = []
   fsCalls.touched = []
   fsCalls.noHardLinks = false
@@ -88,8 +93,40 @@ async function lockReleased(): Promise<void> {
   await vi.waitFor(() => expect(existsSync(`${file}.lock`)).toBe(false))
 }
 
-async function readJson(path = file): Promise<{[key: string]: JsonValue}> {
-  return JSON.parse(await readFile(path, 'utf8')) as {[key: string]: JsonValue}
+/**
+ * What the store's files hold, read without FileStore: the JSON file, then each whole line of its journal (a list of
+ * `[key, value]` set and `[key]` deleted); a torn last line is left out.
+ */
+async function onDisk(): Promise<{[key: string]: JsonValue}> {
+  const entries = new Map(Object.entries(existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as {[key: string]: JsonValue}) : {}))
+  const journal = await readFile(`${file}.journal`, 'utf8').catch(() => '')
+  for (const line of journal.split('\n').slice(0, -1)) {
+    for (const [key, ...value] of JSON.parse(line) as [string, JsonValue?][]) {
+      if (value.length === 0) entries.delete(key)
+      else entries.set(key, value[0]!)
+    }
+  }
+  return Object.fromEntries(entries)
+}
+
+/** The JSON file and every whole line of its journal parse; the torn lines seen (none, when writes are atomic). */
+async function tornNow(): Promise<string[]> {
+  const text = await readFile(file, 'utf8').catch(() => undefined)
+  const journal = await readFile(`${file}.journal`, 'utf8').catch(() => '')
+  const torn: string[] = []
+  for (const piece of [...(text === undefined ? [] : [text]), ...journal.split('\n').slice(0, -1)]) {
+    try {
+      JSON.parse(piece)
+    } catch {
+      torn.push(piece.slice(0, 80))
+    }
+  }
+  return torn
+}
+
+/** Files left in the store's directory besides the file and its journal. */
+async function leftovers(): Promise<string[]> {
+  return (await readdir(join(dir, 'state'))).filter((name) => name !== 'resumption.json' && name !== 'resumption.json.journal')
 }
 
 function startWriter(args: string[]): ChildProcess {
@@ -131,7 +168,7 @@ async function writeLock(owner: {pid: number; host: string} | '', ageMs = 0): Pr
 describe('FileStore: the ResumptionStore contract', () => {
   test('round trip of JSON values; a missing key is undefined; delete removes', async () => {
     await expectStoreContract(new FileStore(file))
-    expect(Object.keys(await readJson())).toHaveLength(6)
+    expect(Object.keys(await onDisk())).toHaveLength(6)
   })
 
   test('survives the instance: a new FileStore on the same path reads what the first wrote', async () => {
@@ -190,8 +227,8 @@ describe('FileStore: writes', () => {
   test('1000 back-to-back sets cost one file write', async () => {
     const store = new FileStore(file)
     await Promise.all(Array.from({length: 1000}, (_, i) => store.set(`key-${i}`, i)))
-    expect(fsCalls.renames).toBe(1)
-    expect(Object.keys(await readJson())).toHaveLength(1000)
+    expect(fsCalls.flushes).toBe(1)
+    expect(Object.keys(await onDisk())).toHaveLength(1000)
   })
 
   test('sets issued while a write is under way coalesce into one follow-up write', async () => {
@@ -199,17 +236,17 @@ describe('FileStore: writes', () => {
     const first = store.set('first', 0)
     await new Promise((resolve) => setImmediate(resolve))
     await Promise.all([first, ...Array.from({length: 100}, (_, i) => store.set(`key-${i}`, i))])
-    expect(fsCalls.renames).toBe(2)
-    expect(Object.keys(await readJson())).toHaveLength(101)
+    expect(fsCalls.flushes).toBe(2)
+    expect(Object.keys(await onDisk())).toHaveLength(101)
   })
 
   test('deleting a key that is not there writes nothing', async () => {
     await new FileStore(file).delete('absent')
-    expect(fsCalls.renames).toBe(0)
+    expect(fsCalls.flushes).toBe(0)
     expect(existsSync(file)).toBe(false)
   })
 
-  test('atomic: the file parses at every moment of 500 writes, and no temporary file is left', async () => {
+  test('atomic: the file and every whole line of its journal parse at every moment of 500 writes, and no temporary file is left', async () => {
     const store = new FileStore(file)
     await store.set('seed', 0)
     const writing = new AbortController()
@@ -217,13 +254,8 @@ describe('FileStore: writes', () => {
     const torn: string[] = []
     const reader = (async () => {
       while (!writing.signal.aborted) {
-        const text = await readFile(file, 'utf8')
-        try {
-          JSON.parse(text)
-          reads++
-        } catch {
-          torn.push(text.slice(0, 80))
-        }
+        torn.push(...(await tornNow()))
+        reads++
       }
     })()
     // Sizes vary, so that a half-written file would show as truncated JSON.
@@ -232,9 +264,9 @@ describe('FileStore: writes', () => {
     await reader
     expect(torn).toEqual([])
     expect(reads).toBeGreaterThan(50)
-    expect(fsCalls.renames).toBe(501)
+    expect(fsCalls.flushes).toBe(501)
     await lockReleased()
-    expect((await readdir(join(dir, 'state'))).sort()).toEqual(['resumption.json'])
+    expect(await leftovers()).toEqual([])
   })
 
   test('temporary files abandoned by a killed writer (data, lock draft) are swept once old; a fresh one stays', async () => {
@@ -269,7 +301,7 @@ describe('FileStore: a corrupt or unreadable file', () => {
     expect(errors[0]!.message).toMatch(/resumption\.json (is not valid JSON|does not hold a JSON object)/)
     await store.set('session', {sessionId: 's-2'})
     expect(errors).toHaveLength(2)
-    expect(await readJson()).toEqual({session: {sessionId: 's-2'}})
+    expect(await onDisk()).toEqual({session: {sessionId: 's-2'}})
     expect(await store.get('session')).toEqual({sessionId: 's-2'})
     expect(errors).toHaveLength(2)
   })
@@ -296,7 +328,7 @@ describe('FileStore: a corrupt or unreadable file', () => {
     // A failed write does not block the next one.
     await rm(file, {recursive: true})
     await store.set('a', 2)
-    expect(await readJson()).toEqual({a: 2})
+    expect(await onDisk()).toEqual({a: 2})
   })
 })
 
@@ -312,13 +344,13 @@ describe('FileStore: the lock file', () => {
   test('a lock older than staleLockMs is broken even when its process lives', async () => {
     await writeLock({pid: process.pid, host: hostname()}, 20_000)
     await new FileStore(file).set('a', 1)
-    expect(await readJson()).toEqual({a: 1})
+    expect(await onDisk()).toEqual({a: 1})
   })
 
   test('an empty lock (its writer died between create and write) is broken once over a second old', async () => {
     await writeLock('', 1_500)
     await new FileStore(file).set('a', 1)
-    expect(await readJson()).toEqual({a: 1})
+    expect(await onDisk()).toEqual({a: 1})
   })
 
   test('a live lock is waited for, then taken', async () => {
@@ -330,7 +362,7 @@ describe('FileStore: the lock file', () => {
     await rm(`${file}.lock`)
     await write
     expect(performance.now() - started).toBeGreaterThanOrEqual(150)
-    expect(await readJson()).toEqual({a: 1})
+    expect(await onDisk()).toEqual({a: 1})
   })
 
   test('a lock taken after a long wait is young: it shares its mtime with the draft, refreshed while waiting', async () => {
@@ -356,12 +388,12 @@ describe('FileStore: the lock file', () => {
     await writeLock({pid: process.pid, host: hostname()})
     const write = store.set('b', 2)
     await sleep(100)
-    expect(await readJson()).toEqual({a: 1})
+    expect(await onDisk()).toEqual({a: 1})
     await rm(`${file}.lock`)
     await write
-    expect(await readJson()).toEqual({a: 1, b: 2})
+    expect(await onDisk()).toEqual({a: 1, b: 2})
     await lockReleased()
-    expect((await readdir(join(dir, 'state'))).sort()).toEqual(['resumption.json'])
+    expect(await leftovers()).toEqual([])
   })
 
   test("another host's lock is judged by age alone (staleLockMs)", async () => {
@@ -389,9 +421,9 @@ describe('FileStore: back-to-back writes keep the lock', () => {
   test('a stream of 40 writes, each issued as the one before resolves, takes the lock once and writes 40 times', async () => {
     const store = new FileStore(file)
     for (let i = 0; i < 40; i++) await store.set('cursor', {lastEventId: String(i)})
-    expect(fsCalls.renames).toBe(40)
+    expect(fsCalls.flushes).toBe(40)
     expect(fsCalls.lockAgesMs).toHaveLength(1)
-    expect(await readJson()).toEqual({cursor: {lastEventId: '39'}})
+    expect(await onDisk()).toEqual({cursor: {lastEventId: '39'}})
     await lockReleased()
   })
 
@@ -417,7 +449,7 @@ describe('FileStore: back-to-back writes keep the lock', () => {
     writeFileSync(file, JSON.stringify({a: 1, other: 'written meanwhile'}))
     await store.set('b', 2)
     expect(fsCalls.lockAgesMs).toHaveLength(2)
-    expect(await readJson()).toEqual({a: 1, other: 'written meanwhile', b: 2})
+    expect(await onDisk()).toEqual({a: 1, other: 'written meanwhile', b: 2})
   })
 
   test('a process that never stops writing lets another one in: each of its writes lands within a second', async () => {
@@ -437,20 +469,20 @@ describe('FileStore: back-to-back writes keep the lock', () => {
       await exited(child)
     }
     expect(Math.max(...waits)).toBeLessThan(1000)
-    const data = await readJson()
+    const data = await onDisk()
     for (let i = 0; i < 20; i++) expect(data[`mine-${i}`]).toBe(i)
   }, 30_000)
 
   test('process.exit() right after a write leaves no lock behind', async () => {
     const child = startWriter(['exit'])
     expect(await exited(child)).toBe(0)
-    expect(await readJson()).toEqual({written: true})
+    expect(await onDisk()).toEqual({written: true})
     expect(existsSync(`${file}.lock`)).toBe(false)
   })
 })
 
 describe('FileStore: two processes', () => {
-  test('two processes writing 200 distinct keys each to one file: all 400 present, the file always parses', async () => {
+  test('two processes writing 200 distinct keys each to one file: all 400 present, the file and its journal always parse', async () => {
     const children = ['a', 'b'].map((prefix) => startWriter(['keys', prefix, '200']))
     const errors: unknown[] = []
     for (const child of children) child.on('message', (value) => typeof value === 'object' && errors.push(value))
@@ -460,14 +492,8 @@ describe('FileStore: two processes', () => {
     const torn: string[] = []
     const reader = (async () => {
       while (!writing.signal.aborted) {
-        const text = await readFile(file, 'utf8').catch(() => undefined)
-        if (text === undefined) continue
-        try {
-          JSON.parse(text)
-          reads++
-        } catch {
-          torn.push(text.slice(0, 80))
-        }
+        torn.push(...(await tornNow()))
+        reads++
       }
     })()
     const done = children.map((child) => message(child, 'done'))
@@ -476,7 +502,7 @@ describe('FileStore: two processes', () => {
     expect(await Promise.all(children.map(exited))).toEqual([0, 0])
     writing.abort()
     await reader
-    const data = await readJson()
+    const data = await onDisk()
     expect(Object.keys(data)).toHaveLength(400)
     for (const prefix of ['a', 'b']) {
       for (let i = 0; i < 200; i++) expect(data[`${prefix}-${i}`]).toEqual({i, by: prefix})
@@ -484,7 +510,7 @@ describe('FileStore: two processes', () => {
     expect(torn).toEqual([])
     expect(reads).toBeGreaterThan(0)
     expect(errors).toEqual([])
-    expect((await readdir(join(dir, 'state'))).sort()).toEqual(['resumption.json'])
+    expect(await leftovers()).toEqual([])
   }, 60_000)
 
   test('a writer killed with SIGKILL mid-write leaves a parseable file and no lock that blocks a new writer', async () => {
@@ -494,7 +520,7 @@ describe('FileStore: two processes', () => {
       await sleep(3 + round * 7)
       child.kill('SIGKILL')
       await exited(child)
-      const data = await readJson()
+      const data = await onDisk()
       expect(typeof data['counter']).toBe('number')
       const started = performance.now()
       await new FileStore(file).set('after-crash', round)
@@ -502,5 +528,142 @@ describe('FileStore: two processes', () => {
       expect(await new FileStore(file).get('after-crash')).toBe(round)
       await lockReleased()
     }
+  }, 60_000)
+})
+
+describe('FileStore: the journal', () => {
+  /** Bytes written per one-key write of `valueBytes`, with `keys` keys of that size in the file; checks the journal's bound after each. */
+  async function bytesPerWrite(keys: number, writes: number, valueBytes: number): Promise<{bytes: number; folds: number}> {
+    const store = new FileStore(file)
+    await Promise.all(Array.from({length: keys}, (_, i) => store.set(`key-${i}`, 'v'.repeat(valueBytes))))
+    const before = fsCalls.bytes
+    let folds = 0
+    for (let i = 0; i < writes; i++) {
+      const inode = (await stat(file)).ino
+      await store.set(`key-${(i * 7) % keys}`, String(i).padStart(valueBytes, 'w'))
+      if ((await stat(file)).ino !== inode) folds++
+      // Folded into the file once it outgrows the file (or 64 KiB), before it grows past that by a line.
+      const journal = (await stat(`${file}.journal`).catch(() => undefined))?.size ?? 0
+      expect(journal).toBeLessThanOrEqual(Math.max(64 * 1024, (await stat(file)).size))
+    }
+    await lockReleased()
+    return {bytes: (fsCalls.bytes - before) / writes, folds}
+  }
+
+  test('bytes written per write do not grow with the number of keys: one-key writes cost as much with 200 keys as with 10', async () => {
+    const few = await bytesPerWrite(10, 500, 1000)
+    await rm(join(dir, 'state'), {recursive: true})
+    const many = await bytesPerWrite(200, 500, 1000)
+    // The large file was folded again during the writes: its rewrites are part of what was measured.
+    expect(many.folds).toBeGreaterThanOrEqual(2)
+    // Rewriting the whole file per write would cost 200 KB a write here; the journal costs its line and, amortized,
+    // at most as much again for the folds.
+    expect(many.bytes, `${few.bytes.toFixed(0)} B per write with 10 keys, ${many.bytes.toFixed(0)} B with 1,000`).toBeLessThanOrEqual(few.bytes * 2)
+    expect((await onDisk())[`key-${(499 * 7) % 200}`]).toBe(String(499).padStart(1000, 'w'))
+  }, 60_000)
+
+  test('a torn last line (a writer killed mid-append) is left out without a report, and the next write folds the journal away', async () => {
+    await new FileStore(file).set('a', 1)
+    await new FileStore(file).set('b', 2)
+    await writeFile(`${file}.journal`, '[["c",3', {flag: 'a'})
+    const errors: Error[] = []
+    const store = new FileStore(file, {onError: (error) => errors.push(error)})
+    expect(await store.get('b')).toBe(2)
+    expect(await store.get('c')).toBeUndefined()
+    // Appended after the torn line, this write would be lost with it.
+    await store.set('d', 4)
+    expect(await new FileStore(file).get('d')).toBe(4)
+    expect(await onDisk()).toEqual({a: 1, b: 2, d: 4})
+    expect(existsSync(`${file}.journal`)).toBe(false)
+    expect(errors).toEqual([])
+  })
+
+  test('a damaged line inside the journal is reported and skipped, the lines around it apply, and the next write replaces it', async () => {
+    await new FileStore(file).set('a', 1)
+    await writeFile(`${file}.journal`, '[["b",2]]\nnot a line of changes\n[["c",3],["a"]]\n', {flag: 'a'})
+    const errors: Error[] = []
+    const store = new FileStore(file, {onError: (error) => errors.push(error)})
+    expect(await store.list('')).toEqual(['b', 'c'])
+    expect(errors.map((error) => error.message)).toEqual([expect.stringMatching(/resumption\.json\.journal holds a line that is not a list of changes/)])
+    await store.set('d', 4)
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({b: 2, c: 3, d: 4})
+    expect(existsSync(`${file}.journal`)).toBe(false)
+  })
+
+  test('a crash after a fold renamed the new file but before it removed the journal: the old journal replayed over the new file changes nothing', async () => {
+    const store = new FileStore(file)
+    await store.set('a', 1)
+    await store.set('b', 1)
+    await store.set('a', 2)
+    await store.delete('b')
+    const journal = await readFile(`${file}.journal`)
+    expect(journal.toString().split('\n')).toHaveLength(4)
+    await store.set('large', 'x'.repeat(70_000))
+    expect(existsSync(`${file}.journal`)).toBe(false)
+    await lockReleased()
+    // As the crash left it: the new file, and the journal it already holds.
+    await writeFile(`${file}.journal`, journal)
+    const restarted = new FileStore(file)
+    expect(await restarted.get('a')).toBe(2)
+    expect(await restarted.get('b')).toBeUndefined()
+    expect(await restarted.get('large')).toHaveLength(70_000)
+    await restarted.set('a', 3)
+    expect(await onDisk()).toEqual({a: 3, large: 'x'.repeat(70_000)})
+  })
+
+  test('a writer killed (SIGKILL) in an append, in a fold or between them loses no acknowledged write, and the next writer goes on', async () => {
+    for (let round = 0; round < 8; round++) {
+      const child = startWriter(['acked'])
+      let acked = -1
+      child.on('message', (value: {acked?: number}) => (acked = value.acked ?? acked))
+      await vi.waitFor(() => expect(acked).toBeGreaterThanOrEqual(round === 0 ? 3 : 0), {timeout: 10_000})
+      await sleep(2 + round * 5)
+      child.kill('SIGKILL')
+      await exited(child)
+      const errors: Error[] = []
+      const store = new FileStore(file, {onError: (error) => errors.push(error)})
+      expect(await store.get('counter')).toBeGreaterThanOrEqual(acked)
+      for (const key of await store.list('payload-')) expect(await store.get(key)).toHaveLength(50_000)
+      expect(errors).toEqual([])
+      await store.set('after-crash', round)
+      expect(await new FileStore(file).get('after-crash')).toBe(round)
+      await lockReleased()
+    }
+  }, 60_000)
+
+  test('two processes appending and folding one file while a reader reads it without the lock: no key the reader saw ever vanishes', async () => {
+    // 2 KB values: the journal outgrows the file again and again, so each process folds it under the other's appends.
+    const children = ['a', 'b'].map((prefix) => startWriter(['keys', prefix, '150', '2000']))
+    const errors: unknown[] = []
+    for (const child of children) child.on('message', (value) => typeof value === 'object' && errors.push(value))
+    await Promise.all(children.map((child) => message(child, 'ready')))
+    const writing = new AbortController()
+    const vanished: string[] = []
+    let reads = 0
+    const reader = (async () => {
+      const seen = new Set<string>()
+      while (!writing.signal.aborted) {
+        const keys = new Set(await new FileStore(file).list(''))
+        for (const key of seen) if (!keys.has(key)) vanished.push(key)
+        for (const key of keys) seen.add(key)
+        reads++
+      }
+    })()
+    const done = children.map((child) => message(child, 'done'))
+    const inode = existsSync(file) ? (await stat(file)).ino : undefined
+    for (const child of children) child.send('go')
+    await Promise.all(done)
+    writing.abort()
+    await reader
+    expect(await Promise.all(children.map(exited))).toEqual([0, 0])
+    expect((await stat(file)).ino).not.toBe(inode)
+    const data = await onDisk()
+    expect(Object.keys(data)).toHaveLength(300)
+    for (const prefix of ['a', 'b']) {
+      for (let i = 0; i < 150; i++) expect(data[`${prefix}-${i}`]).toEqual({i, by: prefix, pad: 'p'.repeat(2000)})
+    }
+    expect(vanished).toEqual([])
+    expect(reads).toBeGreaterThan(10)
+    expect(errors).toEqual([])
   }, 60_000)
 })
