@@ -1,5 +1,6 @@
 import type {JSONRPCMessage, JSONRPCResultResponse} from '@modelcontextprotocol/sdk/types.js'
 import type {AnswerQueue} from './answer-queue.ts'
+import type {CallJournal} from './calls/journal.ts'
 import {retryWithBackoff, type ReconnectPolicy} from './backoff.ts'
 import {classifyPostAnswer, isTransient} from './decision.ts'
 import {asError, isTransportError, neverConnected, TransportError} from './errors.ts'
@@ -48,6 +49,8 @@ export interface PostHost {
   reachable(): void
   /** Hands a message the transport made itself to the Client, past the inbox. */
   deliverLocally(message: JSONRPCMessage): void
+  /** The call journal: a `tools/call` is recorded (resolves once stored) before it is sent. */
+  readonly journal: Pick<CallJournal, 'sending' | 'receiving'>
   /** Hands a JSON answer's messages to the Client, in order. */
   deliver(messages: JSONRPCMessage[]): Promise<void>
 }
@@ -91,6 +94,8 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   // [spec basic] a request ID is never reused within a session, across processes too: the wire gets its own.
   const requestId = clientId === undefined ? undefined : await session.nextWireId()
   const stream = requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined, onCursor})
+  // The call journal records a call before it goes (docs/design.md#the-call-journal).
+  await host.journal.sending(message, requestId, session.id)
   if (requestId !== undefined) message = inbox.registerRequest(message, requestId)
   const what = `${method ?? 'request'} ${String(clientId)}`
   const outgoing: Outgoing = {message, method, what, requestId, stream, answers}
@@ -195,6 +200,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     throw fail(new TransportError('outcome-unknown', `The answer to ${what} could not be read: ${asError(error).message}`, {cause: error}))
   }
   host.streams.remove(stream, false)
+  for (const answer of messages) await host.journal.receiving(answer)
   await host.deliver(messages)
   // Built only when needed: an error's stack trace costs more than the rest of a request's own work.
   if (inbox.isPending(requestId)) {

@@ -1,6 +1,7 @@
 import type {Transport, TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportCallbacks} from './callbacks.ts'
+import {CallJournal, type Calls} from './calls/journal.ts'
 import {classifyDeleteAnswer} from './decision.ts'
 import {AnswerQueue} from './answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
@@ -34,6 +35,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   readonly #streams: OpenStreams
   readonly #lifecycle: StreamLifecycle
   readonly #postHost: PostHost
+  readonly #journal: CallJournal
   /** Background work that `close()` waits for: streams and store writes. */
   readonly #tasks = new Set<Promise<void>>()
   /** The session the app handed over, attached on the first `start()` only. */
@@ -57,12 +59,14 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task), {limits: this.#options.limits, emit: (event) => this.#emit(event)})
     this.#inbox = new Inbox({
       deliver: (message) => this.deliver(message),
-      resendAnswer: (answer) => this.#track(this.#resend(answer)),
+      // A re-sent server request is answered with the answer the Client gave it before.
+      resendAnswer: (answer) => this.#track(this.send(answer).catch((error: unknown) => (isTransportError(error, 'aborted') ? undefined : this.report(error)))),
       onEvent: (event) => this.#emit(event),
       forgetKept: (key) => this.#track(this.#session.keep(key, undefined)),
       metrics: this.#metrics,
       limits: this.#options.limits,
     })
+    this.#journal = new CallJournal({http: this.#http, policy: this.#options.reconnect, limits: this.#options.limits, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task), report: (error) => this.report(error)})
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
     this.#postHost = {
@@ -78,15 +82,13 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       expireSession: (error) => this.#expireSession(error, false),
       initialized: () => this.#openStandalone('open', undefined),
       reachable: () => this.#lifecycle.wakeStandalone(),
+      journal: this.#journal,
       deliver: (messages) => deliverAll(reader, messages, undefined, false),
       deliverLocally: (message) => this.deliver(message),
     }
   }
 
-  /**
-   * The session ID, once the server assigned one (or the one attached to); undefined without a session. A session
-   * restored from the store shows it once the Client's `initialize` was answered from the store.
-   */
+  /** The session ID (assigned, attached to, or restored once the Client's `initialize` was answered from the store). */
   get sessionId(): string | undefined {
     return this.#session.announcedId
   }
@@ -106,6 +108,11 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     return this.#inbox.pendingRequests
   }
 
+  /** The call journal (docs/design.md#the-call-journal): every `tools/call` in flight, and a previous process's. */
+  get calls(): Calls {
+    return this.#journal.api
+  }
+
   /** A snapshot of the counters. */
   get metrics(): Readonly<TransportMetrics> {
     return {...this.#metrics}
@@ -118,9 +125,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const requested = this.#sessionIdOption
     this.#sessionIdOption = undefined
     const sessionId = await this.#session.attach(requested, lifetime.signal)
+    const stored = sessionId === undefined ? new Map<string, never>() : await this.#records.loadStreams(sessionId)
+    await this.#journal.load(sessionId, new Set([...stored.keys()].map(wireIdOfKey)), lifetime.signal)
     if (sessionId === undefined) return
     const unanswered = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
-    const stored = await this.#records.loadStreams(sessionId)
     // Session resumption: the Client skips `initialize` because `sessionId` is set; the transport re-attaches the
     // standalone stream, from its cursor when it kept one...
     const standalone = stored.get('standalone')
@@ -201,7 +209,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       cursors: this.#streams,
       sessionId: () => this.#session.id,
       stateless: () => this.#session.stateless,
-      keepServerRequest: (message) => (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
+      keepServerRequest: (message) => this.#journal.receiving(message) ?? (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
       take: (message, reemitted, origin) => this.#receive(message, reemitted, origin),
       roomForRequest: (signal) => this.#inbox.roomForRequest(signal),
       emit: (event) => this.#emit(event),
@@ -274,16 +282,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     return this.#streams.add(this.#requireStarted().signal, init)
   }
 
-  /** Answers a re-sent server request with the answer the Client gave it before. */
-  async #resend(answer: JSONRPCMessage): Promise<void> {
-    try {
-      await this.send(answer)
-    } catch (error) {
-      if (!isTransportError(error, 'aborted')) this.report(error)
-    }
-  }
-
   #emit(event: TransportEvent): void {
+    this.#journal.observe(event)
     this.#options.onEvent(event)
   }
 
