@@ -75,7 +75,10 @@ export class CallJournal {
     this.#lifetime = lifetime
     for (const [callId, value] of await this.#host.records.loadCalls()) {
       const reason = invalidCall(value)
-      if (reason !== undefined || this.#entries.has(callId)) {
+      const held = this.#entries.get(callId)
+      if (reason !== undefined || held !== undefined) {
+        // Started again after `close()`: what this transport holds is newer than the store.
+        if (held?.state === 'task') this.#poll(held)
         if (reason !== undefined) this.#host.records.discardCall(callId, `invalid record of call ${callId}: ${reason}`)
         continue
       }
@@ -179,7 +182,8 @@ export class CallJournal {
 
   /** Events that settle journaled calls: the Client's settled by the transport, a previous process's stream that ended. */
   observe(event: TransportEvent): void {
-    if (event.type === 'request-settled') {
+    // Settled by `close()`: the call goes on without this process, and the next one learns how it ended.
+    if (event.type === 'request-settled' && this.#lifetime?.aborted !== true) {
       const entry = [...this.#entries.values()].find((candidate) => !candidate.inherited && candidate.state === 'sent' && candidate.clientId === event.requestId)
       if (entry !== undefined) this.#host.track(this.#deliver(entry))
     } else if ((event.type === 'stream-closed' && event.reason !== 'completed') || event.type === 'session-expired') {

@@ -2,7 +2,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {AbortError} from 'p-retry'
 import {retryWithBackoff, sleep, type ReconnectPolicy} from '../backoff.ts'
 import {isTransient} from '../decision.ts'
-import {TransportError} from '../errors.ts'
+import {asError, TransportError} from '../errors.ts'
 import {discard, exchange, httpError, isEventStream, type HttpClient} from '../http.ts'
 import {parseMessages, responseIdOf} from '../jsonrpc.ts'
 import type {Limits} from '../limits.ts'
@@ -33,15 +33,22 @@ type Outcome = Pick<CallEntry, 'state' | 'result' | 'error' | 'reason'>
  * Polls task `handle` with `tasks/get` (the Tasks extension, SEP-2663) until it reaches a terminal status, and
  * resolves its outcome; `onStatus` hears every status on the way. Waits the `pollIntervalMs` the server gives
  * (capped at `limits.maxRetryMs`), else a backoff that grows by `policy.factor` up to `policy.maxDelayMs`. A
- * poll that fails on the way (network, 408, 425, 429, 5xx) is retried with the reconnect backoff; a refusal
- * rejects. Every wait ends when `signal` aborts.
+ * poll that fails on the way (network, 408, 425, 429, 5xx) is retried with the reconnect backoff; a refusal, an
+ * error answer or retries run out settle the call `outcome-unknown`. Rejects only when `signal` aborts.
  */
 export async function pollTask(host: TaskHost, handle: TaskHandle, signal: AbortSignal, onStatus: (task: {status: string; statusMessage?: string | undefined; pollIntervalMs?: number | undefined}) => void): Promise<Outcome> {
   let wait = handle.pollIntervalMs ?? host.policy.minDelayMs
   for (;;) {
     // [Tasks extension, task polling] clients SHOULD respect the `pollIntervalMs` of the latest answer.
     await sleep(Math.min(wait, host.limits.maxRetryMs), signal)
-    const answer = await retryWithBackoff(() => getTask(host, handle, signal), host.policy, signal, () => {})
+    let answer: JSONRPCMessage
+    try {
+      answer = await retryWithBackoff(() => getTask(host, handle, signal), host.policy, signal, () => {})
+    } catch (error) {
+      if (signal.aborted) throw error
+      // Refused, or failing past `reconnect.maxAttempts`: the call settles rather than wait for ever.
+      return {state: 'outcome-unknown', reason: asError(error).message}
+    }
     if ('error' in answer) return {state: 'outcome-unknown', reason: `tasks/get ${handle.taskId} failed: ${JSON.stringify(answer.error)}`}
     const task = (answer as {result: JsonObject}).result
     const status = typeof task['status'] === 'string' ? task['status'] : 'working'
