@@ -50,7 +50,7 @@ export interface PostHost {
   /** Hands a message the transport made itself to the Client, past the inbox. */
   deliverLocally(message: JSONRPCMessage): void
   /** The call journal: a `tools/call` is recorded (resolves once stored) before it is sent. */
-  readonly journal: Pick<CallJournal, 'sending' | 'receiving'>
+  readonly journal: Pick<CallJournal, 'sending' | 'receiving' | 'rejected'>
   /** Hands a JSON answer's messages to the Client, in order. */
   deliver(messages: JSONRPCMessage[]): Promise<void>
 }
@@ -137,6 +137,8 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   const {session, inbox} = host
   const fail = (error: unknown): unknown => {
     if (requestId !== undefined) inbox.forget(requestId)
+    // The Client hears of the failure from this rejection: its journaled call is delivered.
+    if (requestId !== undefined) host.journal.rejected(requestId)
     if (answers !== undefined) inbox.answerSent(answers)
     if (stream !== undefined) host.streams.remove(stream, false)
     if (requestId === undefined || !isTransportError(error, 'network')) return error

@@ -50,8 +50,11 @@ export class CallJournal {
   readonly #entries = new Map<string, Entry>()
   readonly #byWire = new Map<number, string>()
   readonly #byToken = new Map<string | number, string>()
-  /** The characters of each stored record's JSON, and their sum: bounded by `limits.callBytes`. */
-  readonly #chars = new Map<string, number>()
+  /**
+   * What the store should hold of each call now, read when its write starts (a write queued behind another then
+   * stores the latest, a removal included), with the characters of its JSON; their sum is bounded by `limits.callBytes`.
+   */
+  readonly #stored = new Map<string, {value: JsonValue | undefined; chars: number}>()
   #totalChars = 0
   readonly #waiters = new Map<string, Set<(call: JournaledCall) => void>>()
   readonly #pollers = new Map<string, AbortController>()
@@ -84,8 +87,8 @@ export class CallJournal {
       }
       const entry: Entry = {...(value as unknown as Entry), inherited: true}
       this.#index(entry)
-      this.#chars.set(callId, JSON.stringify(value).length)
-      this.#totalChars += this.#chars.get(callId)!
+      this.#stored.set(callId, {value, chars: JSON.stringify(value).length})
+      this.#totalChars += this.#stored.get(callId)!.chars
       const streamed = entry.era === 'legacy' && entry.sessionId === sessionId && resumable.has(entry.wireId)
       if (entry.state === 'sent' && !streamed) {
         // [spec 2026-07-28] a broken response stream is cancellation: nothing brings a modern call's answer back.
@@ -180,9 +183,16 @@ export class CallJournal {
     return entry.inherited ? this.#update(entry, {state: 'completed', result}) : this.#deliver(entry)
   }
 
+  /** Sending wire request `wireId` failed, and the Client hears it from `send()`: its call's record goes. */
+  rejected(wireId: number): void {
+    const entry = this.#entries.get(this.#byWire.get(wireId) ?? '')
+    // Failed by `close()`: the call may go on without this process, and the next one learns how it ended.
+    if (entry !== undefined && !entry.inherited && entry.wireId === wireId && this.#lifetime?.aborted !== true) this.#host.track(this.#deliver(entry))
+  }
+
   /** Events that settle journaled calls: the Client's settled by the transport, a previous process's stream that ended. */
   observe(event: TransportEvent): void {
-    // Settled by `close()`: the call goes on without this process, and the next one learns how it ended.
+    // Settled by `close()`: likewise.
     if (event.type === 'request-settled' && this.#lifetime?.aborted !== true) {
       const entry = [...this.#entries.values()].find((candidate) => !candidate.inherited && candidate.state === 'sent' && candidate.clientId === event.requestId)
       if (entry !== undefined) this.#host.track(this.#deliver(entry))
@@ -220,15 +230,13 @@ export class CallJournal {
     // `inherited` is this process's view, not the call's.
     const value = JSON.parse(JSON.stringify({...entry, inherited: undefined})) as JsonValue
     const chars = JSON.stringify(value).length
-    this.#totalChars += chars - (this.#chars.get(entry.callId) ?? 0)
-    this.#chars.set(entry.callId, chars)
-    if (chars > this.#host.limits.callBytes) {
-      // Too large to keep for a restart (a huge result): kept in memory only.
-      this.#exceeded('callBytes', chars, entry)
-      return this.#host.records.saveCall(entry.callId, undefined)
-    }
-    this.#evict(entry)
-    return this.#host.records.saveCall(entry.callId, value)
+    this.#totalChars += chars - (this.#stored.get(entry.callId)?.chars ?? 0)
+    // Too large to keep for a restart (a huge result): kept in memory only.
+    const tooLarge = chars > this.#host.limits.callBytes
+    this.#stored.set(entry.callId, {value: tooLarge ? undefined : value, chars})
+    if (tooLarge) this.#exceeded('callBytes', chars, entry)
+    else this.#evict(entry)
+    return this.#save(entry.callId)
   }
 
   /** Past `limits.maxCalls` or `limits.callBytes`: the oldest settled calls go first, then the oldest. */
@@ -258,11 +266,15 @@ export class CallJournal {
     this.#entries.delete(entry.callId)
     if (this.#byWire.get(entry.wireId) === entry.callId) this.#byWire.delete(entry.wireId)
     if (entry.progressToken !== undefined && this.#byToken.get(entry.progressToken) === entry.callId) this.#byToken.delete(entry.progressToken)
-    this.#totalChars -= this.#chars.get(entry.callId) ?? 0
-    this.#chars.delete(entry.callId)
+    this.#totalChars -= this.#stored.get(entry.callId)?.chars ?? 0
+    this.#stored.delete(entry.callId)
     this.#pollers.get(entry.callId)?.abort()
     this.#settleWaiters(entry.callId, last)
-    return this.#host.records.saveCall(entry.callId, undefined)
+    return this.#save(entry.callId)
+  }
+
+  #save(callId: string): Promise<void> {
+    return this.#host.records.saveCall(callId, () => this.#stored.get(callId)?.value)
   }
 
   #changed(entry: Entry): void {

@@ -169,9 +169,9 @@ export class SessionRecords {
     return this.#list('call:')
   }
 
-  /** Stores journaled call `callId` (deletes it when undefined). */
-  saveCall(callId: string, value: JsonValue | undefined): Promise<void> {
-    return this.#coalesced(this.#key(`call:${callId}`), () => value)
+  /** Stores what `build()` gives for journaled call `callId` when the write starts (deletes it when nothing). */
+  saveCall(callId: string, build: () => JsonValue | undefined): Promise<void> {
+    return this.#coalesced(this.#key(`call:${callId}`), build)
   }
 
   /** A journaled call's record is invalid (`reason`): reported and deleted. */
@@ -313,11 +313,16 @@ export class SessionRecords {
   }
 }
 
-/** One write in flight at a time; every request made meanwhile shares the single write that follows it. */
+/**
+ * One write in flight at a time; every request made meanwhile shares the single write that follows it, which
+ * stores what the latest of them builds.
+ */
 class CoalescedWriter {
   readonly #persist: (value: JsonValue | undefined) => Promise<void>
   #inFlight: Promise<void> | undefined
   #queued: Promise<void> | undefined
+  /** The build of the latest request waiting for the write that follows the one in flight. */
+  #latest: (() => JsonValue | undefined) | undefined
 
   constructor(persist: (value: JsonValue | undefined) => Promise<void>) {
     this.#persist = persist
@@ -330,9 +335,11 @@ class CoalescedWriter {
   /** Resolves once a write of a value built after this call has completed. */
   write(build: () => JsonValue | undefined): Promise<void> {
     if (this.#inFlight !== undefined) {
+      this.#latest = build
       this.#queued ??= this.#inFlight.then(() => {
-        this.#queued = undefined
-        return this.write(build)
+        const latest = this.#latest!
+        this.#queued = this.#latest = undefined
+        return this.write(latest)
       })
       return this.#queued
     }
