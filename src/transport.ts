@@ -66,7 +66,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       metrics: this.#metrics,
       limits: this.#options.limits,
     })
-    this.#journal = new CallJournal({http: this.#http, policy: this.#options.reconnect, limits: this.#options.limits, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task), report: (error) => this.report(error)})
+    this.#journal = new CallJournal({...this.#options, http: this.#http, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task), report: (error) => this.report(error)})
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
     this.#postHost = {

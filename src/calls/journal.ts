@@ -30,6 +30,8 @@ export interface Calls {
 
 /** What the journal needs of the transport: what polling a task needs (`tasks/get` on the wire), and more. */
 export interface JournalHost extends TaskHost {
+  /** `strict`: a call is sent, and a task or round delivered, once its record is stored; `relaxed`: stored in the background. */
+  readonly durability: 'strict' | 'relaxed'
   readonly records: Pick<SessionRecords, 'loadCalls' | 'saveCall' | 'discardCall'>
   readonly limits: Pick<Limits, 'maxCalls' | 'callBytes' | 'maxRetryMs' | 'maxEventBytes'>
   emit(event: TransportEvent): void
@@ -128,7 +130,7 @@ export class CallJournal {
       if (leg.progressToken !== undefined) this.#byToken.delete(leg.progressToken)
       this.#byWire.set(wireId, leg.callId)
       if (progressToken !== undefined) this.#byToken.set(progressToken, leg.callId)
-      return this.#update(leg, {...changes, resume: {requestState, inputResponses}})
+      return this.#durable(this.#update(leg, {...changes, resume: {requestState, inputResponses}}))
     }
     const envelope = Object.fromEntries(envelopeKeys.filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]!]))
     const modern = typeof envelope[envelopeKeys[0]!] === 'string'
@@ -148,7 +150,7 @@ export class CallJournal {
       envelope: modern ? envelope : undefined,
     }
     this.#index(entry)
-    return this.#update(entry, {})
+    return this.#durable(this.#update(entry, {}))
   }
 
   /**
@@ -174,11 +176,11 @@ export class CallJournal {
     if (result['resultType'] === 'task' && typeof result['taskId'] === 'string') {
       const {taskId, status, statusMessage, pollIntervalMs} = result as {taskId: string; status?: string; statusMessage?: string; pollIntervalMs?: number}
       const stored = this.#update(entry, {state: 'task', task: {taskId, status: status ?? 'working', statusMessage, pollIntervalMs}})
-      return stored.then(() => this.#poll(entry))
+      return this.#durable(stored.then(() => this.#poll(entry)))
     }
     if (result['resultType'] === 'input_required') {
       const requestState = typeof result['requestState'] === 'string' ? result['requestState'] : undefined
-      return this.#update(entry, {state: 'input-required', inputRequests: result['inputRequests'] as JsonObject | undefined, resume: {requestState}})
+      return this.#durable(this.#update(entry, {state: 'input-required', inputRequests: result['inputRequests'] as JsonObject | undefined, resume: {requestState}}))
     }
     return entry.inherited ? this.#update(entry, {state: 'completed', result}) : this.#deliver(entry)
   }
@@ -216,6 +218,13 @@ export class CallJournal {
     return found
   }
 
+  /** A write what follows must wait for (`durability: 'strict'`), or one left in the background (`'relaxed'`). */
+  #durable(write: Promise<void>): Promise<void> | undefined {
+    if (this.#host.durability === 'strict') return write
+    this.#host.track(write)
+    return undefined
+  }
+
   #index(entry: Entry): void {
     this.#entries.set(entry.callId, entry)
     this.#byWire.set(entry.wireId, entry.callId)
@@ -228,8 +237,9 @@ export class CallJournal {
     this.#changed(entry)
     if (!this.#entries.has(entry.callId)) return Promise.resolve()
     // `inherited` is this process's view, not the call's.
-    const value = JSON.parse(JSON.stringify({...entry, inherited: undefined})) as JsonValue
-    const chars = JSON.stringify(value).length
+    const text = JSON.stringify({...entry, inherited: undefined})
+    const value = JSON.parse(text) as JsonValue
+    const chars = text.length
     this.#totalChars += chars - (this.#stored.get(entry.callId)?.chars ?? 0)
     // Too large to keep for a restart (a huge result): kept in memory only.
     const tooLarge = chars > this.#host.limits.callBytes

@@ -3,8 +3,9 @@
  * server: what it records, when a record goes, what a later process finds, and bad input.
  */
 import {describe, expect, it} from 'vitest'
-import {digestArguments, MemoryStore, type JournaledCall} from '../../src/index.ts'
+import {digestArguments, MemoryStore, type FetchLike, type JournaledCall} from '../../src/index.ts'
 import {connect, dieMidCall, eventsOf, until, useMock} from '../fixtures/harness.ts'
+import {SlowApplyStore} from '../fixtures/recording-store.ts'
 
 const namespace = 'mcp-resumable-http:http://mcp.test/mcp'
 const stateChanges = (events: Parameters<typeof eventsOf>[0]): JournaledCall['state'][] => eventsOf(events, 'call-changed').map((event) => event.call.state)
@@ -71,6 +72,23 @@ describe('the call journal', () => {
     const after = await connect({store})
     expect(after.transport.calls.list()).toEqual([expect.objectContaining({callId: call!.callId, state: 'outcome-unknown', reason: expect.stringContaining('no stream')})])
     await after.client.close()
+  })
+
+  it.each([
+    ['strict', 1],
+    ['relaxed', 0],
+  ] as const)('with durability %s, %i journal record(s) are in the store when the tools/call POST leaves', async (durability, expected) => {
+    useMock()
+    const store = new SlowApplyStore(30)
+    const atPost: number[] = []
+    const fetch: FetchLike = (input, init) => {
+      if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) atPost.push(store.appliedCalls().length)
+      return globalThis.fetch(input, init)
+    }
+    const {client} = await connect({store, fetch, durability})
+    await client.callTool({name: 'echo'})
+    expect(atPost).toEqual([expected])
+    await client.close()
   })
 
   it('reports an invalid call record and deletes it; wait() on a call it does not hold is a TypeError, and stops at its signal', async () => {
