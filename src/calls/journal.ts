@@ -1,4 +1,5 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
 import {abortedError} from '../errors.ts'
 import type {TransportEvent} from '../events.ts'
 import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf} from '../jsonrpc.ts'
@@ -136,7 +137,8 @@ export class CallJournal {
     const modern = typeof envelope[envelopeKeys[0]!] === 'string'
     const entry: Entry = {
       ...changes,
-      callId: crypto.randomUUID(),
+      // Not `crypto.randomUUID`: insecure browser contexts (a page over plain HTTP) lack it.
+      callId: bytesToHex(randomBytes(16)),
       method: journaled,
       name,
       argumentsDigest,
