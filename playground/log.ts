@@ -156,6 +156,10 @@ export function describe(event: TransportEvent): Pick<Entry, 'lane' | 'tone' | '
       return {lane: 'IndexedDB', tone: 'warn', text: `${event.key} discarded: ${event.reason}`}
     case 'limit-exceeded':
       return {lane: event.stream === undefined ? 'page' : laneOf(event.stream, event.requestId), tone: 'warn', text: `limit ${event.limit} (${event.max}) reached${event.size === undefined ? '' : `: ${event.size}`}`}
+    case 'call-changed':
+      // An earlier page's call as it ends (its progress is on the replayed stream's lines already).
+      if (!event.call.inherited || event.call.state === 'sent') return undefined
+      return {lane: 'journal', tone: 'info', text: `${event.call.name}: an earlier page's call, ${event.call.state}${event.call.progress === undefined ? '' : ` at ${event.call.progress.progress}/${String(event.call.progress.total)}`}`}
     case 'pending-changed':
       return undefined
   }

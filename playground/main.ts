@@ -5,7 +5,7 @@
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema, ElicitRequestSchema} from '@modelcontextprotocol/sdk/types.js'
-import {ResumableHTTPClientTransport, type TransportEvent} from '../src/index.ts'
+import {ResumableHTTPClientTransport, type JournaledCall, type TransportEvent} from '../src/index.ts'
 import {codeOf, resultText} from '../demo/wording.ts'
 import {IdbStore} from '../src/idb.ts'
 import {byId, h} from './dom.ts'
@@ -15,17 +15,19 @@ import {control, type PlaygroundState} from './state.ts'
 
 const endpoint = new URL('/mcp', location.href)
 /** The keys IdbStore holds for this server (see the transport's `storeKey`). */
-const keys = {session: `mcp-resumable-http:${endpoint.origin}${endpoint.pathname}#session`, streams: `mcp-resumable-http:${endpoint.origin}${endpoint.pathname}#stream:`}
+const namespace = `mcp-resumable-http:${endpoint.origin}${endpoint.pathname}`
+const keys = {session: `${namespace}#session`, streams: `${namespace}#stream:`, calls: `${namespace}#call:`}
 const load = Number(sessionStorage.getItem('playground:load') ?? '0') + 1
 sessionStorage.setItem('playground:load', String(load))
 
 const store = new IdbStore()
-/** Calls of this load and the earlier ones (kept in sessionStorage): those running when the page went away are interrupted. */
-const calls: Call[] = (JSON.parse(sessionStorage.getItem('playground:calls') ?? '[]') as Call[]).map((call) =>
-  call.status === 'running' ? {...call, status: 'interrupted'} : call,
-)
+/**
+ * Calls of this load and the finished ones of earlier loads (kept in sessionStorage). Those running when the page
+ * went away come back from the transport's call journal, by name, with their progress.
+ */
+const calls: Call[] = (JSON.parse(sessionStorage.getItem('playground:calls') ?? '[]') as Call[]).filter((call) => call.status !== 'running')
 let serverState: PlaygroundState | undefined
-/** Set when the page is about to reload: the calls it closes are interrupted, not failed. */
+/** Set when the page is about to reload: the calls it closes go on in the next load, not failed. */
 let leaving = false
 let callKeys = Math.max(0, ...calls.map((call) => call.key))
 
@@ -47,12 +49,24 @@ function onEvent(event: TransportEvent): void {
       lastEventId: event.headers['last-event-id'],
     })
   }
-  if (event.type === 'unmatched-response') {
-    calls.push({key: ++callKeys, load, label: `request ${String(event.id)}`, progress: 0, total: undefined, status: 'earlier', text: resultText(event.message)})
-  }
+  if (event.type === 'call-changed' && event.call.inherited) showEarlier(event.call)
   // [README] a session that expired is re-initialized by connecting the Client again.
   if (event.type === 'session-expired') setTimeout(() => void reinitialize(), 0)
   schedule()
+}
+
+/** An earlier page's call, from the journal: its name and progress, then how it ended (the page then forgets it). */
+function showEarlier(call: JournaledCall): void {
+  let entry = calls.find((candidate) => candidate.callId === call.callId)
+  if (entry === undefined) {
+    entry = {key: ++callKeys, load, label: call.name, progress: 0, total: undefined, status: 'earlier', text: '', callId: call.callId}
+    calls.push(entry)
+  }
+  entry.progress = call.progress?.progress ?? entry.progress
+  entry.total = call.progress?.total ?? entry.total
+  if (call.state === 'completed' || call.state === 'failed') entry.text = resultText(call.state === 'completed' ? {result: call.result} : {error: call.error})
+  else if (call.state === 'outcome-unknown') entry.text = `outcome unknown: ${call.reason ?? ''}`
+  if (entry.text !== '') setTimeout(() => void transport.calls.forget(call.callId), 0)
 }
 
 const transport = new ResumableHTTPClientTransport(endpoint, {store, onEvent, reconnect: {minDelayMs: 100, maxDelayMs: 2000}})
@@ -221,7 +235,12 @@ async function describeStore(): Promise<string> {
     const cursor = (await store.get(key)) as {lastEventId?: string} | undefined
     list.push(`${key.slice(keys.streams.length).replace('request:', 'req ')} → ${cursor?.lastEventId ?? '?'}`)
   }
-  return `${session.sessionId}; cursors: ${list.length === 0 ? 'none' : list.join(', ')}`
+  const journaled: string[] = []
+  for (const key of await store.list(keys.calls)) {
+    const call = (await store.get(key)) as JournaledCall | undefined
+    if (call !== undefined) journaled.push(`${call.name} ${call.progress === undefined ? call.state : `${call.progress.progress}/${String(call.progress.total)}`}`)
+  }
+  return `${session.sessionId}; cursors: ${list.length === 0 ? 'none' : list.join(', ')}; calls: ${journaled.length === 0 ? 'none' : journaled.join(', ')}`
 }
 
 async function main(): Promise<void> {

@@ -12,31 +12,32 @@ export interface Call {
   progress: number
   total: number | undefined
   /**
-   * `interrupted`: a call of an earlier page load, running when the page went away; `earlier`: the answer to
-   * such a call, replayed on the stream this load resumed.
+   * `earlier`: a call of an earlier page load, as the transport's call journal (in IndexedDB) tells this load: its
+   * name and progress, then its result, replayed on the stream this load resumed.
    */
-  status: 'running' | 'done' | 'failed' | 'interrupted' | 'earlier'
+  status: 'running' | 'done' | 'failed' | 'earlier'
   text: string
+  /** The journal's call ID of an earlier page's call. */
+  callId?: string
 }
 
 const statusText: Record<Call['status'], string> = {
   running: 'running',
   done: 'done',
   failed: 'failed',
-  interrupted: 'page reloaded mid-call',
-  earlier: "answer to an earlier page's call",
+  earlier: "an earlier page's call",
 }
 
 export function renderCalls(calls: readonly Call[]): void {
   const items = calls.slice(-6).reverse().map((call) => {
-    const percent = call.total === undefined || call.total === 0 ? (call.status === 'running' ? 0 : 100) : Math.round((100 * call.progress) / call.total)
+    const percent = call.total === undefined || call.total === 0 ? (call.text === '' ? 0 : 100) : Math.round((100 * call.progress) / call.total)
     const progress = call.total === undefined ? '' : `${call.progress}/${call.total}`
     return h(
       'li',
       {class: `call ${call.status}`, 'data-status': call.status},
       h('div', {class: 'call-head'}, h('strong', {}, call.label), h('span', {class: 'status'}, statusText[call.status]), h('span', {class: 'numbers'}, progress)),
       h('div', {class: 'bar'}, h('div', {style: `width: ${percent}%`})),
-      call.text !== '' && h('div', {class: 'call-text', 'data-result': call.status === 'running' ? '' : call.text}, call.text),
+      call.text !== '' && h('div', {class: 'call-text', 'data-result': call.text}, call.text),
     )
   })
   fill(byId('calls'), ...items)

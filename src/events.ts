@@ -1,4 +1,5 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import type {JournaledCall} from './calls/call.ts'
 import type {ReconnectBranch} from './decision.ts'
 import type {TransportErrorCode} from './errors.ts'
 import type {JsonRpcId} from './jsonrpc.ts'
@@ -75,6 +76,11 @@ export type TransportEvent =
    */
   | {type: 'pending-changed'; pending: number}
   | {type: 'request-settled'; requestId: JsonRpcId; code: TransportErrorCode}
+  /**
+   * A journaled call (`transport.calls`) was recorded or changed: sent, a round, a task's status, progress, its
+   * outcome; `delivered` when the Client received its answer and the record went.
+   */
+  | {type: 'call-changed'; call: JournaledCall}
   /**
    * The store failed or did not answer within `storeTimeoutMs`: reported once, after which the transport carries
    * on in memory (see `storeTimeoutMs`).

@@ -8,6 +8,8 @@ export type {AuthProvider, UnauthorizedContext} from './auth.ts'
 export type {ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
 export {defaultLimits, type LimitName, type LimitOptions} from './limits.ts'
+export {digestArguments, type CallState, type JournaledCall, type JsonObject} from './calls/call.ts'
+export type {Calls} from './calls/journal.ts'
 export type {CallRecord, ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './jsonrpc.ts'
 export {

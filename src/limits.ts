@@ -46,6 +46,19 @@ export interface LimitOptions {
    * @defaultValue 60000
    */
   maxRetryMs?: number | undefined
+  /**
+   * Calls kept in the call journal (`transport.calls`): those in flight, and the settled ones the Client never
+   * received (a previous process's, a task's) until the app forgets them. Past it the oldest settled one goes
+   * first, then the oldest of all, with a `limit-exceeded` event.
+   * @defaultValue 256
+   */
+  maxCalls?: number | undefined
+  /**
+   * The call journal's size, in characters of its records' JSON (a result, a task's input requests, a round's
+   * answers); past it the oldest go as with `maxCalls`. A record larger than this is kept in memory only.
+   * @defaultValue 4194304 (4 MiB)
+   */
+  callBytes?: number | undefined
 }
 
 export type Limits = Readonly<Required<{[K in keyof LimitOptions]: NonNullable<LimitOptions[K]>}>>
@@ -60,6 +73,8 @@ export const defaultLimits: Limits = Object.freeze({
   keptRequestBytes: 32 * 1024 * 1024,
   maxConcurrentAnswers: 8,
   maxRetryMs: 60_000,
+  maxCalls: 256,
+  callBytes: 4 * 1024 * 1024,
 })
 
 /** `options` over the defaults; each must be a whole number of at least 1. */

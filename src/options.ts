@@ -96,7 +96,9 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    * `strict`: the cursor of an event is in the store before the event reaches the Client, so a crash can
    * neither skip an event nor deliver one twice (one store write per batch of events read meanwhile, coalesced).
    * `relaxed`: cursors are stored in the background; after a crash the last events before it may be
-   * delivered again (they are then new to the new process's Client). Faster on a slow store.
+   * delivered again (they are then new to the new process's Client). Faster on a slow store. The same holds for
+   * the call journal: `strict` sends a `tools/call` (and delivers a task handle or an `input_required` round) once
+   * its record is stored; `relaxed` stores it in the background, so a crash right after may leave no record of it.
    * @defaultValue 'strict'
    */
   durability?: 'strict' | 'relaxed' | undefined

@@ -1,8 +1,9 @@
 import type {TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage, JSONRPCResultResponse} from '@modelcontextprotocol/sdk/types.js'
 import type {AnswerQueue} from './answer-queue.ts'
+import type {CallJournal} from './calls/journal.ts'
 import {retryWithBackoff, type ReconnectPolicy} from './backoff.ts'
-import {classifyPostAnswer, isTransient} from './decision.ts'
+import {classifyDeleteAnswer, classifyPostAnswer, isTransient} from './decision.ts'
 import {asError, isTransportError, neverConnected, TransportError} from './errors.ts'
 import type {CallRecord} from './events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from './http.ts'
@@ -65,6 +66,8 @@ export interface PostHost {
   reachable(): void
   /** Hands a message the transport made itself to the Client, past the inbox. */
   deliverLocally(message: JSONRPCMessage): void
+  /** The call journal: a `tools/call` is recorded (resolves once stored) before it is sent. */
+  readonly journal: Pick<CallJournal, 'sending' | 'receiving' | 'rejected'>
   /** Hands a JSON answer's messages to the Client, in order. */
   deliver(messages: JSONRPCMessage[]): Promise<void>
 }
@@ -116,12 +119,15 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   const onEnd = options.onRequestStreamEnd === undefined ? undefined : () => requestSignal?.aborted !== true && options.onRequestStreamEnd?.()
   const stream =
     requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined, onCursor: options.onresumptiontoken, onEnd})
+  // The call journal records a call before it goes (docs/design.md#the-call-journal).
+  await host.journal.sending(message, requestId, session.id)
   if (requestId !== undefined) message = inbox.registerRequest(message, requestId)
   // [spec 2026-07-28 cancellation] the Client aborts the request's own signal: the POST and its stream end, and the
   // Client, which has settled the call itself, hears nothing more of it.
   if (stream !== undefined && requestSignal !== undefined) {
     const cancel = (): void => {
       inbox.forget(requestId!)
+      host.journal.rejected(requestId!)
       stream.controller.abort(new TransportError('aborted', `${method ?? 'The request'} was cancelled`))
     }
     requestSignal.addEventListener('abort', cancel, {once: true, signal: stream.controller.signal})
@@ -131,6 +137,14 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
   else if (answers !== undefined) await host.answers.run((signal) => postAnswer(host, outgoing, signal), lifetime)
   else await host.answers.run((signal) => post(host, outgoing, signal), lifetime)
+}
+
+/** [spec transports, session management] ends `sessionId` with `DELETE`: the answer's status, unless refused (thrown). */
+export async function deleteSession(host: Pick<PostHost, 'http' | 'session'>, sessionId: string, signal: AbortSignal): Promise<number> {
+  const response = await exchange(host.http, {method: 'DELETE', sessionId, protocolVersion: host.session.protocolVersion, signal})
+  if (classifyDeleteAnswer(response.status) === 'refused') throw await httpError(host.http, response, 'DELETE')
+  discard(response)
+  return response.status
 }
 
 /**
@@ -166,6 +180,8 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   const {session, inbox} = host
   const fail = (error: unknown): unknown => {
     if (requestId !== undefined) inbox.forget(requestId)
+    // The Client hears of the failure from this rejection: its journaled call is delivered.
+    if (requestId !== undefined) host.journal.rejected(requestId)
     if (answers !== undefined) inbox.answerSent(answers)
     if (stream !== undefined) host.streams.remove(stream, false)
     if (requestId === undefined || !isTransportError(error, 'network')) return error
@@ -239,6 +255,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     throw fail(new TransportError('outcome-unknown', `The answer to ${what} could not be read: ${asError(error).message}`, {cause: error}))
   }
   host.streams.remove(stream, false)
+  for (const answer of messages) await host.journal.receiving(answer)
   await host.deliver(messages)
   // Built only when needed: an error's stack trace costs more than the rest of a request's own work.
   if (inbox.isPending(requestId)) {

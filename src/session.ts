@@ -104,13 +104,15 @@ export class Session {
     // One owner per session: the stored session read below is one no live transport holds (README, "Ownership").
     await this.#owner.claim(signal)
     const stored = await this.#records.loadSession()
+    // [spec basic] wire IDs never repeat across restarts, in the era without sessions too (docs/design.md#session).
+    this.#nextWireId = this.#reservedWireIds = Math.max(this.#nextWireId, await this.#records.loadWireIds())
     const sessionId = requested ?? stored?.sessionId
     if (sessionId === undefined) return undefined
     this.#id = sessionId
     if (stored?.sessionId === sessionId) {
       this.#protocolVersion = stored.protocolVersion
       this.#initializeResult = stored.initializeResult
-      this.#nextWireId = this.#reservedWireIds = stored.requestIdsReserved
+      this.#nextWireId = this.#reservedWireIds = Math.max(this.#nextWireId, stored.requestIdsReserved)
       this.#replay = stored.initializeResult
     } else {
       // A session kept by the app: which request IDs it used is unknown, so start past any plausible one.
@@ -164,7 +166,8 @@ export class Session {
   setProtocolVersion(version: string): void {
     this.#protocolVersion = version
     // [spec 2026-07-28] no sessions, GET streams or event IDs: anything of the kind the server sent is ignored.
-    if (version >= statelessRevision) this.#stateless = true
+    // The session's reservation goes with it: the endpoint's record reserves from the next wire ID on.
+    if (version >= statelessRevision) [this.#stateless, this.#reservedWireIds] = [true, this.#nextWireId]
     else if (this.#id !== undefined) void this.#records.saveSession(this.#record())
   }
 
@@ -172,7 +175,7 @@ export class Session {
   async nextWireId(): Promise<number> {
     const wireId = this.#nextWireId++
     // [spec basic] a request ID is never reused within a session, across processes too.
-    if (this.#id !== undefined && wireId >= this.#reservedWireIds) void this.#reserveWireIds(wireId)
+    if (wireId >= this.#reservedWireIds && (this.#id !== undefined || this.#stateless)) void this.#reserveWireIds(wireId)
     await this.#reservation
     return wireId
   }
@@ -206,7 +209,8 @@ export class Session {
   /** Reserves the block of wire IDs that starts at `from`, in the store, before any of them is used. */
   #reserveWireIds(from: number): Promise<void> {
     this.#reservedWireIds = from + wireIdBlock
-    this.#reservation = this.#records.saveSession(this.#record())
+    // A session reserves in its own record; the era without sessions, in one record of the endpoint.
+    this.#reservation = this.#id === undefined ? this.#records.saveWireIds(this.#reservedWireIds) : this.#records.saveSession(this.#record())
     return this.#reservation
   }
 

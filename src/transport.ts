@@ -1,12 +1,12 @@
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportCallbacks} from './callbacks.ts'
-import {classifyDeleteAnswer} from './decision.ts'
+import {CallJournal, type Calls} from './calls/journal.ts'
 import {AnswerQueue} from './answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type CallRecord, type TransportEvent, type TransportMetrics} from './events.ts'
-import {discard, exchange, httpError, type HttpClient} from './http.ts'
-import {send, type PostHost, type SendOptions} from './post.ts'
+import type {HttpClient} from './http.ts'
+import {deleteSession, send, type PostHost, type SendOptions} from './post.ts'
 import {Inbox, keyOfId} from './inbox.ts'
 import {requestIdOf, responseIdOf} from './jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
@@ -17,7 +17,7 @@ import {Session} from './session.ts'
 import {StreamLifecycle, type LifecycleHost, type Opening} from './streams/lifecycle.ts'
 import {OpenStreams} from './streams/open-streams.ts'
 import {deliverAll, readConnection, type ReaderHost} from './streams/reader.ts'
-import {wireIdOfKey, type Stream, type StreamInit} from './streams/stream.ts'
+import {wireIdOfKey, type StreamInit} from './streams/stream.ts'
 
 /**
  * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor,
@@ -36,6 +36,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   readonly #postHost: PostHost
   /** [v2 SDK `Transport`] one POST and stream per request: the v2 Client cancels a 2026-07-28 request by `requestSignal`. */
   readonly hasPerRequestStream = true
+  readonly #journal: CallJournal
   /** Background work that `close()` waits for: streams and store writes. */
   readonly #tasks = new Set<Promise<void>>()
   /** The session the app handed over, attached on the first `start()` only. */
@@ -66,6 +67,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       metrics: this.#metrics,
       limits: this.#options.limits,
     })
+    this.#journal = new CallJournal({...this.#options, http: this.#http, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task), report: (error) => this.report(error)})
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
     this.#postHost = {
@@ -75,21 +77,19 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       streams: this.#streams,
       policy: this.#options.reconnect,
       answers: new AnswerQueue(this.#options.limits.maxConcurrentAnswers, (event) => this.#emit(event)),
-      addStream: (init) => this.#addStream(init),
+      addStream: (init) => this.#streams.add(this.#requireStarted().signal, init),
       endSession: (error) => this.#endSession(error).cleared,
       follow: (stream, body) => this.#track(this.#lifecycle.follow(stream, body)),
       expireSession: (error) => this.#expireSession(error, false),
       initialized: () => this.#openStandalone('open', undefined),
       reachable: () => this.#lifecycle.wakeStandalone(),
+      journal: this.#journal,
       deliver: (messages) => deliverAll(reader, messages, undefined, false),
       deliverLocally: (message) => this.deliver(message),
     }
   }
 
-  /**
-   * The session ID, once the server assigned one (or the one attached to); undefined without a session. A session
-   * restored from the store shows it once the Client's `initialize` was answered from the store.
-   */
+  /** The session ID (assigned, attached to, or restored once the Client's `initialize` was answered from the store). */
   get sessionId(): string | undefined {
     return this.#session.announcedId
   }
@@ -118,6 +118,11 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     return (await this.#records.loadSession()) === undefined ? undefined : {kind: 'legacy'}
   }
 
+  /** The call journal (docs/design.md#the-call-journal): every `tools/call` in flight, and a previous process's. */
+  get calls(): Calls {
+    return this.#journal.api
+  }
+
   /** A snapshot of the counters. */
   get metrics(): Readonly<TransportMetrics> {
     return {...this.#metrics}
@@ -130,9 +135,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const requested = this.#sessionIdOption
     this.#sessionIdOption = undefined
     const sessionId = await this.#session.attach(requested, lifetime.signal)
+    const stored = sessionId === undefined ? new Map<string, never>() : await this.#records.loadStreams(sessionId)
+    await this.#journal.load(sessionId, new Set([...stored.keys()].map(wireIdOfKey)), lifetime.signal)
     if (sessionId === undefined) return
     const unanswered = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
-    const stored = await this.#records.loadStreams(sessionId)
     // Session resumption: the Client skips `initialize` because `sessionId` is set; the transport re-attaches the
     // standalone stream, from its cursor when it kept one...
     const standalone = stored.get('standalone')
@@ -173,11 +179,9 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const lifetime = this.#requireStarted()
     const sessionId = this.#session.id
     if (sessionId === undefined) return
-    const response = await exchange(this.#http, {method: 'DELETE', sessionId, protocolVersion: this.#session.protocolVersion, signal: lifetime.signal})
-    if (classifyDeleteAnswer(response.status) === 'refused') throw await httpError(this.#http, response, 'DELETE')
-    discard(response)
+    const status = await deleteSession(this.#postHost, sessionId, lifetime.signal)
     await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
-    this.#emit({type: 'session-terminated', sessionId, status: response.status})
+    this.#emit({type: 'session-terminated', sessionId, status})
   }
 
   /**
@@ -210,7 +214,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       cursors: this.#streams,
       sessionId: () => this.#session.id,
       stateless: () => this.#session.stateless,
-      keepServerRequest: (message) => (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
+      keepServerRequest: (message) => this.#journal.receiving(message) ?? (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
       take: (message, reemitted, origin) => this.#receive(message, reemitted, origin),
       roomForRequest: (signal) => this.#inbox.roomForRequest(signal),
       emit: (event) => this.#emit(event),
@@ -226,9 +230,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       http: this.#http,
       protocolVersion: () => this.#session.protocolVersion,
       read: (connection, body) => readConnection(reader, connection, body),
-      settle: (stream, error) => {
-        if (stream.requestId !== undefined) this.#inbox.settle(stream.requestId, error)
-      },
+      settle: (stream, error) => stream.requestId !== undefined && this.#inbox.settle(stream.requestId, error),
       expireSession: (error) => this.#expireSession(error, true),
       standaloneNotOffered: () => (this.#standaloneOffered = false),
       reattachStandalone: () => this.#openStandalone('reattach', undefined),
@@ -277,13 +279,11 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   #open(init: StreamInit, opening: Opening): void {
-    this.#track(this.#lifecycle.open(this.#addStream(init), opening))
-  }
-  #addStream(init: StreamInit): Stream {
-    return this.#streams.add(this.#requireStarted().signal, init)
+    this.#track(this.#lifecycle.open(this.#streams.add(this.#requireStarted().signal, init), opening))
   }
 
   #emit(event: TransportEvent): void {
+    this.#journal.observe(event)
     this.#options.onEvent(event)
   }
 

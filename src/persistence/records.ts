@@ -10,6 +10,8 @@ import type {JsonValue, ResumptionStore} from './store.ts'
  *     <namespace>#session                 the session: identity, protocol version, initialize result, IDs reserved
  *     <namespace>#stream:<stream key>     one open stream's cursor, and the call its answer belongs to
  *     <namespace>#request:<JSON of id>    one server request not yet answered, or the Client's answer to it
+ *     <namespace>#call:<call ID>          one journaled call, in either era (src/calls/journal.ts); no session's
+ *     <namespace>#wire-ids                request IDs below this may have been used on the wire, in either era
  *
  * A write costs one record, whatever the number of open streams. Every record names its session: one left by
  * another session is ignored, and ending a session deletes them all.
@@ -162,10 +164,49 @@ export class SessionRecords {
     return this.#coalesced(this.#key(`request:${id}`), () => (message === undefined ? undefined : {sessionId, message}))
   }
 
+  /** Every journaled call, by call ID: calls outlive sessions (the 2026-07-28 era has none). */
+  loadCalls(): Promise<Map<string, JsonValue>> {
+    return this.#list('call:')
+  }
+
+  /** Stores what `build()` gives for journaled call `callId` when the write starts (deletes it when nothing). */
+  saveCall(callId: string, build: () => JsonValue | undefined): Promise<void> {
+    return this.#coalesced(this.#key(`call:${callId}`), build)
+  }
+
+  /** A journaled call's record is invalid (`reason`): reported and deleted. */
+  discardCall(callId: string, reason: string): void {
+    this.#discard(this.#key(`call:${callId}`), reason)
+  }
+
+  /** The bound below which wire IDs may have been used, in either era; 0 when none (or an invalid one) is stored. */
+  async loadWireIds(): Promise<number> {
+    const value = await this.#read(this.#key('wire-ids'))
+    return isWireId(value) && value <= maxReservedWireId ? value : 0
+  }
+
+  /** Stores the bound below which wire IDs may have been used. */
+  saveWireIds(reserved: number): Promise<void> {
+    return this.#coalesced(this.#key('wire-ids'), () => reserved)
+  }
+
   /** Every record under `kind` that belongs to `sessionId`, by the rest of its key. */
   async #loadAll(kind: string, sessionId: string): Promise<Map<string, {[key: string]: JsonValue}>> {
-    const prefix = this.#key(kind)
     const records = new Map<string, {[key: string]: JsonValue}>()
+    for (const [name, value] of await this.#list(kind)) {
+      if (!isObject(value) || typeof value['sessionId'] !== 'string') {
+        this.#discard(this.#key(`${kind}${name}`), 'a record that names no session')
+        continue
+      }
+      if (value['sessionId'] === sessionId) records.set(name, value)
+    }
+    return records
+  }
+
+  /** Every record under `kind`, by the rest of its key. */
+  async #list(kind: string): Promise<Map<string, JsonValue>> {
+    const prefix = this.#key(kind)
+    const records = new Map<string, JsonValue>()
     let keys: string[]
     try {
       keys = await this.#call(() => this.#store.list(prefix))
@@ -175,12 +216,7 @@ export class SessionRecords {
     }
     for (const key of keys) {
       const value = await this.#read(key)
-      if (value === undefined) continue
-      if (!isObject(value) || typeof value['sessionId'] !== 'string') {
-        this.#discard(key, 'a record that names no session')
-        continue
-      }
-      if (value['sessionId'] === sessionId) records.set(key.slice(prefix.length), value)
+      if (value !== undefined) records.set(key.slice(prefix.length), value)
     }
     return records
   }
@@ -285,11 +321,16 @@ export class SessionRecords {
   }
 }
 
-/** One write in flight at a time; every request made meanwhile shares the single write that follows it. */
+/**
+ * One write in flight at a time; every request made meanwhile shares the single write that follows it, which
+ * stores what the latest of them builds.
+ */
 class CoalescedWriter {
   readonly #persist: (value: JsonValue | undefined) => Promise<void>
   #inFlight: Promise<void> | undefined
   #queued: Promise<void> | undefined
+  /** The build of the latest request waiting for the write that follows the one in flight. */
+  #latest: (() => JsonValue | undefined) | undefined
 
   constructor(persist: (value: JsonValue | undefined) => Promise<void>) {
     this.#persist = persist
@@ -302,9 +343,11 @@ class CoalescedWriter {
   /** Resolves once a write of a value built after this call has completed. */
   write(build: () => JsonValue | undefined): Promise<void> {
     if (this.#inFlight !== undefined) {
+      this.#latest = build
       this.#queued ??= this.#inFlight.then(() => {
-        this.#queued = undefined
-        return this.write(build)
+        const latest = this.#latest!
+        this.#queued = this.#latest = undefined
+        return this.write(latest)
       })
       return this.#queued
     }

@@ -29,7 +29,10 @@ export interface ReaderHost {
   stateless(): boolean
   /** Where cursors are stored: now, a little later when nothing was delivered, or now what was put off. */
   readonly cursors: Pick<OpenStreams, 'saveCursor' | 'saveCursorSoon' | 'flushSoon'>
-  /** Keeps a server request for a restart, before it is delivered; undefined when it is not a new one. */
+  /**
+   * Stores what a restart needs of `message` before it is delivered (a new server request; a journaled call's task
+   * handle or `input_required` round); undefined when there is nothing to store.
+   */
   keepServerRequest(message: JSONRPCMessage): Promise<void> | undefined
   /** Hands one message to the Client, de-duplicated; a response marks the stream of its request answered. */
   take(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void

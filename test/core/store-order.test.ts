@@ -44,6 +44,24 @@ describe('request IDs', () => {
   })
 })
 
+describe('request IDs in a burst', () => {
+  it('requests sent all at once go out only below the stored reservation: a write queued behind another stores the latest one', async () => {
+    useMock()
+    const store = new SlowApplyStore(20)
+    const unreserved: {id: number; reserved: number | undefined}[] = []
+    const fetch = checkingFetch((body, inSession) => {
+      if (typeof body['id'] !== 'number' || typeof body['method'] !== 'string') return
+      const reserved = store.appliedSession()?.requestIdsReserved
+      if (inSession && !(reserved !== undefined && body['id'] < reserved)) unreserved.push({id: body['id'], reserved})
+    })
+    const {client} = await connect({store, fetch})
+    // Three blocks of IDs handed out while one reservation write is under way: two writes queue behind it.
+    await Promise.all(Array.from({length: 250}, () => client.ping()))
+    expect(unreserved).toEqual([])
+    await client.close()
+  })
+})
+
 describe('server requests', () => {
   it('a server request is in the store before it reaches onmessage, and the answer before its POST starts', async () => {
     const mock = useMock()

@@ -42,7 +42,7 @@ async function counter(page: Page, key: string): Promise<number> {
 }
 
 describe('the playground, clicked through in headless Chromium', () => {
-  it('a slow tool, the page reloaded mid-stream: the stream resumes from IndexedDB, the result shows once, the counters are right', async (context) => {
+  it('a slow tool, the page reloaded mid-stream: the stream resumes from IndexedDB, the call shows by name with its progress and its result once, the counters are right', async (context) => {
     requireChromium(context)
     const {url, reference} = playground!
     const page = await browser!.newPage({viewport: {width: 1200, height: 800}})
@@ -64,17 +64,20 @@ describe('the playground, clicked through in headless Chromium', () => {
     expect(await page.locator('#load').textContent()).toBe('#2')
     expect(await page.locator('#session').textContent()).toBe(sessionId)
 
-    // The first load's call finishes on the stream this load resumed: its result shows once.
-    const result = page.locator('.call[data-status="earlier"] .call-text')
+    // The call journal in IndexedDB held the first load's call, by name, with its progress at the reload...
+    const journaled = /calls: slow (\d+)\/10/.exec((await page.locator('#stored').textContent()) ?? '')
+    expect(Number(journaled?.[1])).toBeGreaterThanOrEqual(2)
+    expect(Number(journaled?.[1])).toBeLessThan(steps)
+    // ...and the call finishes on the stream this load resumed: shown by name, its progress whole, its result once.
+    const earlier = page.locator('.call[data-status="earlier"]')
+    const result = earlier.locator('.call-text')
     await result.waitFor()
     await page.waitForFunction(() => document.querySelector('[data-counter="server.replayedEvents"]')?.textContent !== '0')
     await page.waitForTimeout(300) // room for a duplicate, were one coming
     expect(await result.allTextContents()).toEqual([`done after ${steps} steps`])
-    const interrupted = page.locator('.call[data-status="interrupted"]')
-    expect(await interrupted.count()).toBe(1)
-    const delivered = Number((await interrupted.locator('.numbers').textContent())?.split('/')[0])
-    expect(delivered).toBeGreaterThanOrEqual(2)
-    expect(delivered).toBeLessThan(steps)
+    expect(await earlier.locator('strong').allTextContents()).toEqual(['slow'])
+    expect(await earlier.locator('.numbers').textContent()).toBe(`${steps}/${steps}`)
+    expect(await page.locator('.call[data-status="running"]').count()).toBe(0)
 
     // Stream resumption of the tool's stream, from the cursor the first load stored in IndexedDB.
     const resumption = reference.log.find((entry) => entry.lastEventId !== undefined)!
