@@ -46,6 +46,8 @@ export interface PostHost {
   initialized(): void
   /** A request was answered: a degraded standalone stream tries again at once. */
   reachable(): void
+  /** A request may have run and its stream will not be read: its tool's server requests must be re-emitted. */
+  wantReemission(): void
   /** Hands a message the transport made itself to the Client, past the inbox. */
   deliverLocally(message: JSONRPCMessage): void
   /** Hands a JSON answer's messages to the Client, in order. */
@@ -134,10 +136,12 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     if (requestId !== undefined) inbox.forget(requestId)
     if (answers !== undefined) inbox.answerSent(answers)
     if (stream !== undefined) host.streams.remove(stream, false)
-    if (requestId === undefined || !isTransportError(error, 'network')) return error
+    if (requestId === undefined) return error
     // A connection never opened sent nothing: safe to send again. Any other failure may have let it run.
-    const code = neverConnected(error) ? 'not-sent' : 'outcome-unknown'
-    return new TransportError(code, `${what}: ${error.message}`, {cause: error})
+    const failure = isTransportError(error, 'network') ? new TransportError(neverConnected(error) ? 'not-sent' : 'outcome-unknown', `${what}: ${error.message}`, {cause: error}) : error
+    // [docs/failures.md] its tool may be asking the client meanwhile, on a stream nobody reads.
+    if (isTransportError(failure, 'outcome-unknown')) host.wantReemission()
+    return failure
   }
   const sentSession = session.id
   let response: Response

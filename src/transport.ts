@@ -78,6 +78,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       expireSession: (error) => this.#expireSession(error, false),
       initialized: () => this.#openStandalone('open', undefined),
       reachable: () => this.#lifecycle.wakeStandalone(),
+      wantReemission: () => this.#lifecycle.wantReemission(),
       deliver: (messages) => deliverAll(reader, messages, undefined, false),
       deliverLocally: (message) => this.deliver(message),
     }
@@ -275,12 +276,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   /** Answers a re-sent server request with the answer the Client gave it before. */
-  async #resend(answer: JSONRPCMessage): Promise<void> {
-    try {
-      await this.send(answer)
-    } catch (error) {
-      if (!isTransportError(error, 'aborted')) this.report(error)
-    }
+  #resend(answer: JSONRPCMessage): Promise<void> {
+    return this.send(answer).catch((error: unknown) => (isTransportError(error, 'aborted') ? undefined : this.report(error)))
   }
 
   #emit(event: TransportEvent): void {

@@ -1,0 +1,52 @@
+/**
+ * Server requests left on the server by a response stream that ended without its answer: the server re-emits them
+ * only to a stream attached without `Last-Event-ID` (docs/design.md#what-a-server-must-do), so the standalone
+ * stream re-attaches that way, at once, even while its connection is healthy (docs/failures.md).
+ */
+import {http} from 'msw'
+import {describe, expect, it} from 'vitest'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+
+describe('server requests of a call whose stream was given up', () => {
+  it('are re-emitted to the standalone stream, re-attached without its cursor while its connection was healthy, and answered once', async () => {
+    const server = useMock()
+    const s = await connect()
+    await until(() => server.sessions()[0]?.streams.some((stream) => stream.kind === 'standalone' && stream.connected) === true)
+    // The call's POST is cut before its first event ID: nothing can resume it, and its tool asks meanwhile.
+    server.faults.cutNext({afterBytes: 1, how: 'error', on: 'POST'})
+    const call = s.client.callTool({name: 'ask', arguments: {count: 2, kind: 'sampling'}})
+    await expect(call).rejects.toMatchObject({data: {code: 'outcome-unknown'}})
+
+    await until(() => server.pendingRequests().length === 0)
+    expect(s.sampled.sort()).toEqual(['question 1', 'question 2'])
+    expect([...server.answers.values()].map((answers) => answers.length)).toEqual([1, 1])
+    expect(eventsOf(s.events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', headers: {'last-event-id': undefined}}])
+    expect(server.requests('GET').at(-1)).toMatchObject({lastEventId: undefined, status: 200})
+    expect(server.counters.reemittedRequests).toBe(2)
+    expect(server.executions).toEqual({ask: 1})
+    await s.client.close()
+  })
+
+  it('are re-emitted when the POST failed after the server took it, before its stream could be read', async () => {
+    const server = useMock()
+    const s = await connect()
+    await until(() => server.sessions()[0]?.streams.some((stream) => stream.kind === 'standalone' && stream.connected) === true)
+    // The server takes the call and its tool runs, but the answer never reaches the client (a reset connection).
+    network.use(
+      http.post(url, async ({request}) => {
+        if (!(await request.clone().text()).includes('"tools/call"')) return undefined
+        void server.handle(request)
+        return Response.error()
+      }),
+    )
+    const call = s.client.callTool({name: 'ask', arguments: {count: 2, kind: 'sampling'}})
+    await expect(call).rejects.toMatchObject({code: 'outcome-unknown'})
+
+    await until(() => server.pendingRequests().length === 0)
+    expect(s.sampled.sort()).toEqual(['question 1', 'question 2'])
+    expect(server.counters.reemittedRequests).toBe(2)
+    expect(eventsOf(s.events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', headers: {'last-event-id': undefined}}])
+    expect(server.executions).toEqual({ask: 1})
+    await s.client.close()
+  })
+})
