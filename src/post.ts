@@ -134,7 +134,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   const {session, inbox} = host
   const fail = (error: unknown): unknown => {
     if (requestId !== undefined) inbox.forget(requestId)
-    if (answers !== undefined) inbox.answerSent(answers)
+    if (answers !== undefined) inbox.answerSent(answers, false)
     if (stream !== undefined) host.streams.remove(stream, false)
     if (requestId === undefined) return error
     // A connection never opened sent nothing: safe to send again. Any other failure may have let it run.
@@ -183,7 +183,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   }
   if (answer === 'accepted' || stream === undefined || requestId === undefined) {
     discard(response)
-    if (answers !== undefined) inbox.answerSent(answers)
+    if (answers !== undefined) inbox.answerSent(answers, true)
     if (method === 'notifications/initialized') host.initialized()
     return
   }

@@ -120,7 +120,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#sessionIdOption = undefined
     const sessionId = await this.#session.attach(requested, lifetime.signal)
     if (sessionId === undefined) return
-    const unanswered = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
+    const {unanswered, unsent} = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
+    for (const answer of unsent) this.#track(this.#resend(answer))
     const stored = await this.#records.loadStreams(sessionId)
     // Session resumption: the Client skips `initialize` because `sessionId` is set; the transport re-attaches the
     // standalone stream, from its cursor when it kept one...

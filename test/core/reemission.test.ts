@@ -5,7 +5,9 @@
  */
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {MemoryStore} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {frame, sse} from '../fixtures/wire.ts'
 
 describe('server requests of a call whose stream was given up', () => {
   it('are re-emitted to the standalone stream, re-attached without its cursor while its connection was healthy, and answered once', async () => {
@@ -48,5 +50,48 @@ describe('server requests of a call whose stream was given up', () => {
     expect(eventsOf(s.events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', headers: {'last-event-id': undefined}}])
     expect(server.executions).toEqual({ask: 1})
     await s.client.close()
+  })
+})
+
+describe('an answer to a server request that the server never took', () => {
+  it('is sent again by the next process, from the store, without handing the request to its Client again', async () => {
+    const server = useMock()
+    const store = new MemoryStore()
+    // The standalone stream holds a cursor, so the next process resumes it: nothing is re-emitted there.
+    const gets = interceptGets(server, (get, index) => {
+      if (index === 0) return sse([frame('g1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})], 'open')
+      return get.lastEventId === 'g1' ? sse([], 'open') : undefined
+    })
+    // The answer's POST never arrives: the process dies while it is on its way.
+    let answerPosted = (): void => {}
+    const posted = new Promise<void>((resolve) => (answerPosted = resolve))
+    let died = false
+    network.use(
+      http.post(url, async ({request}) => {
+        if (died || !(await request.clone().text()).includes('"answer 1"')) return undefined
+        answerPosted()
+        return new Promise<never>(() => {})
+      }),
+    )
+    const before = await connect({store})
+    const call = before.client.callTool({name: 'ask', arguments: {count: 1, kind: 'sampling'}}).catch((error: unknown) => error)
+    await posted
+    died = true
+    await before.transport.close()
+    await call
+    expect(server.answers.size).toBe(0)
+
+    const after = await connect({store})
+    await until(() => server.pendingRequests().length === 0)
+    // No stream was attached without Last-Event-ID after the first: the server re-emitted nothing.
+    expect(gets.filter((get) => get.lastEventId === undefined)).toHaveLength(1)
+    expect(server.counters.reemittedRequests).toBe(0)
+    expect(before.sampled).toEqual(['question 1'])
+    expect(after.sampled).toEqual([])
+    expect([...server.answers.values()].map((answers) => answers.map((answer) => answer['result']))).toMatchObject([[{content: {text: 'answer 1'}}]])
+    expect(server.executions).toEqual({ask: 1})
+    // Taken by the server: no longer kept for a restart.
+    await after.client.close()
+    expect((await store.list('')).filter((key) => key.includes('#request:'))).toEqual([])
   })
 })
