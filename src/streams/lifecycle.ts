@@ -35,8 +35,9 @@ import type {Connection, Stream} from './stream.ts'
  *   FAILED ATTEMPT ── attempts and maxOutageMs left ──► WAITING (the backoff grows); none left ──► ENDED given-up
  *   ENDED given-up, for the standalone stream ──► DEGRADED: one attempt every maxDelayMs, or at once when a
  *          request succeeds, until a connection opens (stream-recovered) ──► READING
- *   READING or CONNECTING, the standalone stream, when a request's answer can no longer arrive (wantReemission)
- *          ──► DECIDING at once, without the cursor: RE-ATTACHING
+ *   READING or CONNECTING, the standalone stream, when a request's answer can no longer arrive (wantReemission),
+ *          or 250 ms into the resumed connection of a re-attached session ──► DECIDING at once, without the cursor:
+ *          RE-ATTACHING
  *
  * An abort (close, cancellation, the session ending) stops it at any step, silently: whoever aborted accounts for it.
  */
@@ -54,6 +55,9 @@ export type Opening =
 type Ending =
   | {reason: 'completed' | 'abandoned' | 'session-expired'}
   | {reason: 'silent' | 'not-offered' | 'ended-by-server' | 'given-up'; error: TransportError}
+
+/** How long the resumed standalone stream of a re-attached session reads its replay before it re-attaches without cursor. */
+const replayReadMs = 250
 
 /** Where a stream is after a connection: ended, broken after progress, or to re-attach without its cursor at once. */
 type Step = Ending | 'broke' | 'reattach'
@@ -97,6 +101,11 @@ export class StreamLifecycle {
   #reemissionWanted = false
   /** Ends the standalone stream's connection (from its GET to the end of its reading) so that it re-attaches at once. */
   #standaloneConnection: AbortController | undefined
+  /**
+   * A stored session was re-attached: its standalone stream, resumed from its cursor, re-attaches without it once it
+   * has read its replay, since the previous process may have left response streams it never recorded.
+   */
+  #replayThenReattach = false
 
   constructor(host: LifecycleHost) {
     this.#host = host
@@ -112,6 +121,7 @@ export class StreamLifecycle {
 
   /** Opens `stream`, then follows it to its end. */
   open(stream: Stream, opening: Opening): Promise<void> {
+    if (opening === 'reattach' && stream.kind === 'standalone') this.#replayThenReattach = true
     return this.#run(stream, () => this.#series(stream, opening))
   }
 
@@ -240,7 +250,7 @@ export class StreamLifecycle {
     const headers = {'mcp-session-id': sessionId, 'last-event-id': lastEventId}
     const {kind, requestId} = stream
     // [docs/design.md#what-a-server-must-do] a GET without Last-Event-ID gets every pending server request again.
-    if (kind === 'standalone' && lastEventId === undefined) this.#reemissionWanted = false
+    if (kind === 'standalone' && lastEventId === undefined) this.#reemissionWanted = this.#replayThenReattach = false
     const ended = kind === 'standalone' ? (this.#standaloneConnection = new AbortController()) : undefined
     if (branch === 'open') {
       host.emit({type: 'stream-opened', stream: kind, requestId, headers})
@@ -275,6 +285,12 @@ export class StreamLifecycle {
       if (stream.degradedSince !== undefined) {
         host.emit({type: 'stream-recovered', stream: kind, downMs: Date.now() - stream.degradedSince})
         stream.degradedSince = undefined
+      }
+      if (kind === 'standalone' && this.#replayThenReattach) {
+        this.#replayThenReattach = false
+        // [docs/design.md#what-is-persisted] a crash within quietCursorWriteMs of a POST's priming event left no record
+        // of its stream: what its tool asked comes back only to a stream attached without Last-Event-ID.
+        void sleep(replayReadMs, stream.controller.signal).then(() => this.wantReemission(), () => {})
       }
       return this.#read({stream, branch, resumed: lastEventId !== undefined, ended: ended?.signal}, response.body!)
     }

@@ -95,3 +95,41 @@ describe('an answer to a server request that the server never took', () => {
     expect((await store.list('')).filter((key) => key.includes('#request:'))).toEqual([])
   })
 })
+
+describe('a response stream a killed process never recorded', () => {
+  it('leaves no server request behind: the next process resumes the standalone stream from its cursor, then re-attaches it without', async () => {
+    const server = useMock()
+    const store = new MemoryStore()
+    const gets = interceptGets(server, (get, index) => {
+      if (index === 0) return sse([frame('g1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})], 'open')
+      return get.lastEventId === 'g1' ? sse([], 'open') : undefined
+    })
+    // The server takes the call and its tool asks; the process dies before its stream brought even the priming event.
+    let died = false
+    network.use(
+      http.post(url, async ({request}) => {
+        if (died || !(await request.clone().text()).includes('"tools/call"')) return undefined
+        void server.handle(request)
+        return sse([], 'open')
+      }),
+    )
+    const before = await connect({store})
+    const call = before.client.callTool({name: 'ask', arguments: {count: 1, kind: 'sampling'}}).catch((error: unknown) => error)
+    await until(() => server.pendingRequests().length === 1)
+    died = true
+    await before.transport.close()
+    await call
+
+    const after = await connect({store})
+    await until(() => server.pendingRequests().length === 0)
+    expect(before.sampled).toEqual([])
+    expect(after.sampled).toEqual(['question 1'])
+    expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'g1', undefined])
+    expect(eventsOf(after.events, 'reconnect').map((event) => [event.stream, event.branch])).toEqual([
+      ['standalone', 'stream-resumption'],
+      ['standalone', 'session-resumption'],
+    ])
+    expect(server.executions).toEqual({ask: 1})
+    await after.client.close()
+  })
+})
