@@ -35,6 +35,14 @@ const causes: readonly {cause: string; kinds: readonly FaultKind[]; own: boolean
   },
 ]
 
+/**
+ * Faults that destroy every connection, the idle ones of the clients' pools included. A client learns of it only
+ * when its event loop reads the close: a call started meanwhile may go out on a connection already gone, and
+ * must report `outcome-unknown` (it cannot know whether the request left). Such a fault acts that much longer.
+ */
+const destroysPools: ReadonlySet<FaultKind> = new Set(['drop-all', 'restart-kept', 'outage'])
+const noticeMs = 500
+
 export interface CauseRow {
   cause: string
   /** Faults of these kinds made during the run. */
@@ -125,7 +133,7 @@ export class Ledger {
     const call = this.calls.get(callId)
     if (call === undefined) return 'unexplained'
     const end = call.settled ?? Date.now()
-    const during = faults.filter((fault) => fault.until >= call.started && fault.from <= end)
+    const during = faults.filter((fault) => fault.until + (destroysPools.has(fault.kind) ? noticeMs : 0) >= call.started && fault.from <= end)
     for (const {cause, kinds, own} of causes) {
       const hit = during.some((fault) => {
         if (!kinds.includes(fault.kind)) return false

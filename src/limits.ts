@@ -6,7 +6,8 @@ export interface LimitOptions {
   /**
    * The largest SSE event, in characters of its fields as they arrive (a byte of ASCII is one). A larger one
    * fails its connection (reported, then reconnected as any broken connection), so an event that never ends
-   * cannot take the memory; the events read ahead of delivery are held to this size too.
+   * cannot take the memory; the events read ahead of delivery are held to this size too (and to 2 MiB, each weighed
+   * with what handling it costs).
    * @defaultValue 16777216 (16 MiB)
    */
   maxEventBytes?: number | undefined

@@ -6,8 +6,19 @@ export interface SseBatch {
   retryMs: number | undefined
 }
 
-/** Events read ahead of the consumer at most (and `maxEventBytes` of them): memory stays bounded when it is slower than the network. */
-const maxEventsAhead = 8192
+/** What an event read ahead costs beyond its characters until it is handled: its object and its parsed message. */
+export const eventOverheadBytes = 64
+/**
+ * What a server request costs beyond that: its kept record, its store write, its answer. A flood of tiny server
+ * requests (20,000 pings) is thus held to a few hundred at a time: taken as one batch, thousands of them at once
+ * made the heap grow by tens of MB.
+ */
+export const requestOverheadBytes = 4096
+/**
+ * The weight of the events read ahead of the consumer at most (or `maxEventBytes`, if smaller; one chunk of the body
+ * may go past it): memory stays bounded in bytes when the consumer is slower than the network, whatever the events.
+ */
+export const readAheadBytes = 2 * 1024 * 1024
 
 /**
  * An SSE body read in the background, its events taken in batches: each batch holds everything that arrived
@@ -22,8 +33,9 @@ export class EventBatches {
   readonly #maxEventBytes: number
   readonly #tooLarge: () => void
   #events: EventSourceMessage[] = []
-  /** The characters of {@link #events}: reading pauses past `maxEventBytes` of them. */
-  #eventsChars = 0
+  /** The weight of {@link #events}, each its characters and its overhead: reading pauses past {@link #maxAhead}. */
+  #eventsWeight = 0
+  readonly #maxAhead: number
   #retryMs: number | undefined
   #ended: {failure: unknown} | undefined
   #closed = false
@@ -38,6 +50,7 @@ export class EventBatches {
    */
   constructor(body: ReadableStream<Uint8Array>, signal: AbortSignal, maxEventBytes: number, tooLarge: () => void) {
     this.#maxEventBytes = maxEventBytes
+    this.#maxAhead = Math.min(readAheadBytes, maxEventBytes)
     this.#tooLarge = tooLarge
     this.#reader = body.getReader()
     this.#signal = signal
@@ -53,7 +66,7 @@ export class EventBatches {
     if (this.#events.length === 0 && this.#retryMs === undefined) return undefined
     const batch = {events: this.#events, retryMs: this.#retryMs}
     this.#events = []
-    this.#eventsChars = 0
+    this.#eventsWeight = 0
     this.#retryMs = undefined
     wake(this.#drained)
     return batch
@@ -81,7 +94,7 @@ export class EventBatches {
   async close(): Promise<void> {
     this.#closed = true
     this.#events = []
-    this.#eventsChars = 0
+    this.#eventsWeight = 0
     wake(this.#drained)
     this.#signal.removeEventListener('abort', this.#onAbort)
     // Not awaited: a cancel can wait on a source that never answers; the pending read ends regardless.
@@ -94,7 +107,7 @@ export class EventBatches {
     const parser = createParser({
       onEvent: (event) => {
         this.#events.push(event)
-        this.#eventsChars += event.data.length + (event.id?.length ?? 0)
+        this.#eventsWeight += event.data.length + (event.id?.length ?? 0) + (isRequest(event.data) ? requestOverheadBytes : eventOverheadBytes)
       },
       // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
       onRetry: (value) => (this.#retryMs = value),
@@ -113,7 +126,7 @@ export class EventBatches {
         parser.feed(decoder.decode(value, {stream: true}))
         if (parseError !== undefined) throw parseError
         wake(this.#arrived)
-        while (this.#events.length >= maxEventsAhead || this.#eventsChars >= this.#maxEventBytes) await new Promise<void>((resolve) => (this.#drained = resolve))
+        while (this.#eventsWeight >= this.#maxAhead) await new Promise<void>((resolve) => (this.#drained = resolve))
       }
       this.#ended = {failure: undefined}
     } catch (failure) {
@@ -122,6 +135,14 @@ export class EventBatches {
       wake(this.#arrived)
     }
   }
+}
+
+/**
+ * Whether `data` looks like a JSON-RPC request, without parsing it: the `"method"` and `"id"` members its JSON
+ * carries. A notification mistaken for one only makes a batch smaller.
+ */
+function isRequest(data: string): boolean {
+  return data.includes('"method"') && data.includes('"id"')
 }
 
 function wake(waiter: (() => void) | undefined): void {
