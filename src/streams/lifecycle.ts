@@ -352,11 +352,11 @@ export class StreamLifecycle {
   /**
    * A request's response stream ended (or was never read) without its answer: the standalone stream's next
    * connection goes without its cursor, and one that has a connection (open, or on its way) ends it to re-attach
-   * at once, lest the tool's server requests wait for its next break, which may never come.
+   * at once (unless not `now`), lest the tool's server requests wait for its next break, which may never come.
    */
-  wantReemission(): void {
+  wantReemission(now = true): void {
     this.#reemissionWanted = true
-    this.#standaloneConnection?.abort()
+    if (now) this.#standaloneConnection?.abort()
   }
 
   /** ENDED: what the end means for the stream's request, or for the app when it is the standalone stream. */
@@ -364,7 +364,8 @@ export class StreamLifecycle {
     const host = this.#host
     if (ending.reason === 'session-expired') return
     if ('error' in ending) {
-      if (stream.kind === 'request') this.wantReemission()
+      // Ended for want of the user's authorization: re-attaching now would only meet it again (and report it again).
+      if (stream.kind === 'request') this.wantReemission(!isAuthorizationFailure(ending.error.cause))
       if (stream.kind === 'request') host.settle(stream, ending.error)
       else if (ending.reason === 'given-up') host.report(ending.error.cause ?? ending.error)
     }
