@@ -1,7 +1,9 @@
 /**
- * Server requests left on the server by a response stream that ended without its answer: the server re-emits them
- * only to a stream attached without `Last-Event-ID` (docs/design.md#what-a-server-must-do), so the standalone
- * stream re-attaches that way, at once, even while its connection is healthy (docs/failures.md).
+ * Server requests a tool is still waiting on, which the server re-emits only to a stream attached without
+ * `Last-Event-ID` (docs/design.md#what-a-server-must-do): those of a call whose answer can no longer arrive (the
+ * standalone stream re-attaches that way at once, even from a healthy connection), and those a killed process
+ * left (its answers sent again by the next one, and the streams it never recorded covered by a re-attach without
+ * cursor once the replay is read). Each is the fault the soak's trace found, placed exactly (docs/failures.md).
  */
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
@@ -10,7 +12,7 @@ import {connect, eventsOf, interceptGets, network, until, url, useMock} from '..
 import {frame, sse} from '../fixtures/wire.ts'
 
 describe('server requests of a call whose stream was given up', () => {
-  it('are re-emitted to the standalone stream, re-attached without its cursor while its connection was healthy, and answered once', async () => {
+  it('are re-emitted to the standalone stream, which re-attaches without cursor at once though its connection was healthy, and answered once', async () => {
     const server = useMock()
     const s = await connect()
     await until(() => server.sessions()[0]?.streams.some((stream) => stream.kind === 'standalone' && stream.connected) === true)
