@@ -8,6 +8,7 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, McpError, type JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {isTransportError, ResumableHTTPClientTransport, type ResumptionStore, type TransportEvent} from '../src/index.ts'
 import type {Random} from './random.ts'
+import {eventLine} from './trace.ts'
 
 /** What an agent reports; the soak tallies it. */
 export type Report =
@@ -19,6 +20,8 @@ export type Report =
   /** A server request handed to the Client (its handler ran). */
   | {t: 'handled'; key: string}
   | {t: 'unmatched'; id: string}
+  /** A line for `--trace`: a transport event, a server request handled, an answer sent. */
+  | {t: 'trace'; line: string}
 
 export type Sink = (report: Report) => void
 
@@ -50,16 +53,19 @@ export class Agent {
   #epoch = 0
   #reconnecting: Promise<void> | undefined
   #stopped = false
+  readonly #tracing: boolean
 
-  constructor(url: string, options: {random: Random; sink: Sink; store?: ResumptionStore; name: string}) {
+  constructor(url: string, options: {random: Random; sink: Sink; store?: ResumptionStore; name: string; trace?: boolean}) {
     this.#sink = options.sink
     this.#random = options.random
+    this.#tracing = options.trace === true
     this.transport = new ResumableHTTPClientTransport(new URL(url), {
       reconnect,
       resumeTimeoutMs,
       ...(options.store === undefined ? {} : {store: options.store}),
       onEvent: (event) => this.#onEvent(event),
     })
+    if (this.#tracing) this.#traceAnswers()
     this.#client = new Client({name: options.name, version: '1.0.0'}, {capabilities: {sampling: {}, elicitation: {}}})
     this.#client.setRequestHandler(CreateMessageRequestSchema, async () => {
       await this.#pause()
@@ -138,7 +144,30 @@ export class Agent {
     return this.#reconnecting
   }
 
+  #trace(line: string): void {
+    if (this.#tracing) this.#sink({t: 'trace', line: `${this.transport.sessionId ?? '-'} ${line}`})
+  }
+
+  /** Every answer to a server request the Client sends, and how its `send` ended. */
+  #traceAnswers(): void {
+    const send = this.transport.send.bind(this.transport)
+    this.transport.send = async (message, options) => {
+      if ('method' in message || !('id' in message)) return send(message, options)
+      try {
+        await send(message, options)
+        this.#trace(`answer-sent ${String(message.id)}`)
+      } catch (error) {
+        this.#trace(`answer-failed ${String(message.id)} ${outcomeOf(error)}`)
+        throw error
+      }
+    }
+  }
+
   #onEvent(event: TransportEvent): void {
+    if (this.#tracing) {
+      const line = eventLine(event)
+      if (line !== undefined) this.#trace(line)
+    }
     if (event.type === 'unmatched-response') this.#sink({t: 'unmatched', id: String(event.id)})
     // A session lost while no call is in flight: re-initialize before the next call needs it.
     if (event.type === 'session-expired') queueMicrotask(() => void this.#reinitialize())
@@ -161,6 +190,7 @@ export class Agent {
       what = 'server-request'
       key = `${this.transport.sessionId ?? '-'}:${String(message.id)}`
       this.#sink({t: 'handled', key})
+      this.#trace(`handled ${String(message.id)} ${message.method}`)
     } else if ('id' in message) {
       what = 'response'
       key = `${epoch}:${String(message.id)}`

@@ -4,7 +4,7 @@
  * it reads `stop` on its stdin, and exits once its calls are settled and its stdin has ended (the soak keeps it
  * alive meanwhile, so that it answers what the server still asks).
  *
- * argv: a JSON object `{url, file, seed, prefix, concurrency}`.
+ * argv: a JSON object `{url, file, seed, prefix, concurrency, trace}`.
  */
 import {FileStore} from '../src/node.ts'
 import {Agent, sleep, type Report} from './agent.ts'
@@ -17,6 +17,7 @@ interface ChildArgs {
   /** Call IDs are `<prefix><n>`: unique across the lives of one slot. */
   prefix: string
   concurrency: number
+  trace: boolean
 }
 
 const args = JSON.parse(process.argv[2] ?? '{}') as ChildArgs
@@ -24,7 +25,7 @@ const print = (report: Report): void => {
   process.stdout.write(`${JSON.stringify(report)}\n`)
 }
 const random = new Random(args.seed)
-const agent = new Agent(args.url, {random, sink: print, store: new FileStore(args.file), name: 'soak-child'})
+const agent = new Agent(args.url, {random, sink: print, store: new FileStore(args.file), name: 'soak-child', trace: args.trace})
 
 let stopping = false
 const ended = new Promise<void>((resolve) => {

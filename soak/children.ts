@@ -26,11 +26,13 @@ export class Children {
   readonly #directory: string
   readonly #random: Random
   readonly #ledger: Ledger
+  readonly #trace: boolean
   /** No more calls and no more kills; a killed process is still followed by the next (it has answers to give). */
   #stopping = false
   #closing = false
 
-  constructor(options: {count: number; entry: string; url: string; directory: string; random: Random; ledger: Ledger}) {
+  constructor(options: {count: number; entry: string; url: string; directory: string; random: Random; ledger: Ledger; trace: boolean}) {
+    this.#trace = options.trace
     this.#entry = options.entry
     this.#url = options.url
     this.#directory = options.directory
@@ -110,6 +112,7 @@ export class Children {
       seed: this.#random.int(0, 2 ** 31),
       prefix: `k${slot.index}.${life}-`,
       concurrency: 2,
+      trace: this.#trace,
     }
     const child = spawn(process.execPath, [this.#entry, JSON.stringify(args)], {stdio: ['pipe', 'pipe', 'inherit']})
     child.stdin.on('error', () => {}) // a killed process's stdin

@@ -5,8 +5,11 @@
  */
 import type {Report} from './agent.ts'
 import type {Fault, FaultKind} from './chaos.ts'
+import type {Trace} from './trace.ts'
 
 export interface CallRecord {
+  /** The agent that made it (`w0`, `k1.3`). */
+  owner: string
   tool: string
   sessionId: string | undefined
   started: number
@@ -31,6 +34,14 @@ const causes: readonly {cause: string; kinds: readonly FaultKind[]; own: boolean
     unavoidable: false,
   },
 ]
+
+/**
+ * Faults that destroy every connection, the idle ones of the clients' pools included. A client learns of it only
+ * when its event loop reads the close: a call started meanwhile may go out on a connection already gone, and
+ * must report `outcome-unknown` (it cannot know whether the request left). Such a fault acts that much longer.
+ */
+const destroysPools: ReadonlySet<FaultKind> = new Set(['drop-all', 'restart-kept', 'outage'])
+const noticeMs = 500
 
 export interface CauseRow {
   cause: string
@@ -65,18 +76,25 @@ export class Ledger {
   readonly examples: string[] = []
   handled = 0
   recoveredAfterKill = 0
+  readonly #trace: Trace | undefined
+
+  constructor(trace?: Trace) {
+    this.#trace = trace
+  }
 
   /** Records one agent's report; `owner` names the agent (e.g. `w0`, `k1`). */
   record(owner: string, report: Report): void {
     switch (report.t) {
       case 'start':
-        this.calls.set(report.callId, {tool: report.tool, sessionId: report.sessionId, started: Date.now()})
+        this.calls.set(report.callId, {owner, tool: report.tool, sessionId: report.sessionId, started: Date.now()})
+        this.#trace?.line(owner, `${report.sessionId ?? '-'} start ${report.callId} ${report.tool}`)
         break
       case 'settled': {
         const call = this.calls.get(report.callId)
         if (call === undefined || call.outcome !== undefined) break
         call.settled = Date.now()
         call.outcome = report.outcome
+        this.#trace?.line(owner, `${call.sessionId ?? '-'} end ${report.callId} ${report.outcome}`)
         break
       }
       case 'duplicate':
@@ -89,7 +107,11 @@ export class Ledger {
       case 'unmatched':
         this.recoveredAfterKill++
         break
+      case 'trace':
+        this.#trace?.line(owner, report.line)
+        break
       case 'ready':
+        this.#trace?.line(owner, `${report.sessionId ?? '-'} ready`)
         break
     }
   }
@@ -111,7 +133,7 @@ export class Ledger {
     const call = this.calls.get(callId)
     if (call === undefined) return 'unexplained'
     const end = call.settled ?? Date.now()
-    const during = faults.filter((fault) => fault.until >= call.started && fault.from <= end)
+    const during = faults.filter((fault) => fault.until + (destroysPools.has(fault.kind) ? noticeMs : 0) >= call.started && fault.from <= end)
     for (const {cause, kinds, own} of causes) {
       const hit = during.some((fault) => {
         if (!kinds.includes(fault.kind)) return false
@@ -129,7 +151,7 @@ export class Ledger {
     durationMs: number
     faults: readonly Fault[]
     runs: ReadonlyMap<string, number>
-    lost: readonly {callId: string | undefined; method: string}[]
+    lost: readonly {callId: string | undefined; method: string; sessionId: string | undefined; id: string | number}[]
   }): SoakFigures {
     const outcomes: Record<string, number> = {}
     const unknownByCause = new Map<string, number>()
@@ -144,7 +166,7 @@ export class Ledger {
       if (outcome === 'outcome-unknown') {
         const cause = this.causeOf(id, input.faults)
         unknownByCause.set(cause, (unknownByCause.get(cause) ?? 0) + 1)
-        if (cause === 'unexplained') this.#example(`${id} (${call.tool}, ran ${input.runs.get(id) ?? 0}×) outcome-unknown, no fault to explain it`)
+        if (cause === 'unexplained') this.#example(`${id} of ${call.owner} (${call.tool}, ${call.sessionId}, ran ${input.runs.get(id) ?? 0}×) outcome-unknown, no fault to explain it`)
       }
     }
     let duplicateExecutions = 0
@@ -157,8 +179,9 @@ export class Ledger {
       }
     }
     for (const request of input.lost) {
-      const cause = request.callId === undefined ? 'its call unknown' : `${request.callId}: ${this.calls.get(request.callId)?.outcome ?? 'open'}`
-      this.#example(`${request.method} never answered (${cause})`)
+      const call = request.callId === undefined ? undefined : this.calls.get(request.callId)
+      const cause = request.callId === undefined ? 'its call unknown' : `${request.callId} of ${call?.owner ?? '?'}: ${call?.outcome ?? 'open'}`
+      this.#example(`${request.method} ${request.sessionId} ${String(request.id)} never answered (${cause})`)
     }
     const faults: Partial<Record<FaultKind, number>> = {}
     for (const fault of input.faults) faults[fault.kind] = (faults[fault.kind] ?? 0) + 1

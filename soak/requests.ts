@@ -4,11 +4,14 @@
  * or lost in a restart): the restart does not excuse the client that never answered it.
  */
 import type {SoakServer} from './server.ts'
+import type {Trace} from './trace.ts'
 
 export interface LostRequest {
   /** The soak's call ID of the tool call that asked, if known. */
   callId: string | undefined
   method: string
+  sessionId: string | undefined
+  id: string | number
 }
 
 /**
@@ -29,8 +32,11 @@ export class RequestWatch {
   readonly #died: LostRequest[] = []
   readonly #timer: ReturnType<typeof setInterval>
 
-  constructor(server: SoakServer) {
+  readonly #trace: Trace | undefined
+
+  constructor(server: SoakServer, trace?: Trace) {
     this.#server = server
+    this.#trace = trace
     this.#timer = setInterval(() => this.#look(), 250)
   }
 
@@ -50,13 +56,16 @@ export class RequestWatch {
       current.add(key)
       if (this.#pending.has(key)) continue
       const callId = this.#server.callOfStream(pending.sessionId, pending.streamId)
-      this.#pending.set(key, {since: now, sessionId: pending.sessionId, request: {callId, method: pending.method}})
+      this.#pending.set(key, {since: now, sessionId: pending.sessionId, request: {callId, method: pending.method, sessionId: pending.sessionId, id: pending.id}})
+      this.#trace?.line('watch', `${pending.sessionId ?? '-'} pending ${String(pending.id)} ${pending.method} on ${pending.streamId ?? '-'} of ${callId ?? '?'}`)
     }
     const live = new Set(reference.sessions().map((session) => session.id))
     for (const [key, seen] of this.#pending) {
       if (current.has(key)) continue
       this.#pending.delete(key)
-      if (!live.has(seen.sessionId) && now - seen.since > stuckMs) this.#died.push(seen.request)
+      const died = !live.has(seen.sessionId)
+      this.#trace?.line('watch', `${seen.sessionId ?? '-'} ${died ? 'died' : 'answered'} ${String(seen.request.id)} after ${now - seen.since} ms`)
+      if (died && now - seen.since > stuckMs) this.#died.push(seen.request)
     }
   }
 }

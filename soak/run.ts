@@ -9,7 +9,7 @@ import {parseArgs} from 'node:util'
 import type {SoakFigures} from './ledger.ts'
 import {runSoak} from './soak.ts'
 
-const usage = `usage: npm run soak [-- --seed N] [--calls N] [--minutes N] [--clients N] [--children N] [--json]
+const usage = `usage: npm run soak [-- --seed N] [--calls N] [--minutes N] [--clients N] [--children N] [--trace FILE] [--json]
 
   --seed N      the fault schedule and the calls to draw (default: a new one, printed)
   --calls N     stop starting calls after N (default 2000)
@@ -17,6 +17,7 @@ const usage = `usage: npm run soak [-- --seed N] [--calls N] [--minutes N] [--cl
   --clients N   clients in this process, 3 calls at a time each (default 4)
   --children N  client processes killed and restarted on a FileStore (default 2)
   --hang-ms N   a call not settled this long after the faults stop is hung (default 60000)
+  --trace FILE  write what the server and every client did, line by line (see soak/trace.ts)
   --json        print the figures as one JSON line`
 
 const {values} = parseArgs({
@@ -27,6 +28,7 @@ const {values} = parseArgs({
     clients: {type: 'string', default: '4'},
     children: {type: 'string', default: '2'},
     'hang-ms': {type: 'string', default: '60000'},
+    trace: {type: 'string'},
     json: {type: 'boolean', default: false},
     help: {type: 'boolean', default: false},
   },
@@ -61,6 +63,7 @@ const options = {
   children: whole('children', values.children, 0),
   childEntry: fileURLToPath(new URL('./child.js', import.meta.url)),
   hangMs: whole('hang-ms', values['hang-ms'], 1_000),
+  trace: values.trace,
   log: values.json ? undefined : (line: string) => console.log(`  … ${line}`),
 }
 if (!values.json) console.log(`soak: seed ${seed}`)

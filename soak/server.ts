@@ -6,6 +6,7 @@
  */
 import {builtinTools, createReferenceServer, listen, type Listening, type ReferenceServer, type ToolDefinition} from '../src/testing/node.ts'
 import {startTcpProxy, type TcpProxy} from '../test/fixtures/tcp-proxy.ts'
+import type {Trace} from './trace.ts'
 
 /** `Retry-After` (seconds) on every injected 429 and 5xx. */
 export const retryAfterSeconds = 1
@@ -20,8 +21,10 @@ export class SoakServer {
   #proxy: TcpProxy | undefined
   #serverPort = 0
   #proxyPort = 0
+  readonly #trace: Trace | undefined
 
-  private constructor() {
+  private constructor(trace: Trace | undefined) {
+    this.#trace = trace
     const tools: ToolDefinition[] = builtinTools().map((tool) => ({
       ...tool,
       handler: (args, context) => {
@@ -33,8 +36,8 @@ export class SoakServer {
     this.reference = createReferenceServer({tools})
   }
 
-  static async start(): Promise<SoakServer> {
-    const server = new SoakServer()
+  static async start(trace?: Trace): Promise<SoakServer> {
+    const server = new SoakServer(trace)
     await server.up()
     await server.proxyUp()
     return server
@@ -87,8 +90,10 @@ export class SoakServer {
   }
 
   async #handle(request: Request): Promise<Response> {
-    if (request.method === 'POST') await this.#note(request.clone(), request.headers.get('mcp-session-id'))
+    const sessionId = request.headers.get('mcp-session-id')
+    const what = request.method === 'POST' ? await this.#note(request.clone(), sessionId) : `lei=${request.headers.get('last-event-id') ?? '-'}`
     const response = await this.reference.handle(request)
+    this.#trace?.line('server', `${sessionId ?? '-'} ${request.method} ${what} -> ${response.status}`)
     if (response.status !== 429 && response.status < 500) return response
     // [spec: RFC 9110 §10.2.3] a rate limiter or a deploy says when to come back.
     const headers = new Headers(response.headers)
@@ -96,13 +101,17 @@ export class SoakServer {
     return new Response(response.body, {status: response.status, headers})
   }
 
-  async #note(request: Request, sessionId: string | null): Promise<void> {
+  /** Notes the soak's call ID of a `tools/call`; returns what the POST carries, for the trace. */
+  async #note(request: Request, sessionId: string | null): Promise<string> {
     try {
       const message = (await request.json()) as {method?: unknown; id?: unknown; params?: {arguments?: {callId?: unknown}}}
       const callId = message.params?.arguments?.callId
       if (message.method === 'tools/call' && typeof callId === 'string') this.calls.set(`${sessionId ?? undefined} ${String(message.id)}`, callId)
+      const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : ''
+      return `${typeof message.method === 'string' ? message.method : 'answer'} ${id} ${typeof callId === 'string' ? callId : ''}`
     } catch {
       // Not JSON: the server refuses it.
+      return 'not JSON'
     }
   }
 }

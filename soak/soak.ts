@@ -14,6 +14,7 @@ import {Ledger, type SoakFigures} from './ledger.ts'
 import {Random} from './random.ts'
 import {RequestWatch} from './requests.ts'
 import {SoakServer} from './server.ts'
+import {Trace} from './trace.ts'
 
 export interface SoakOptions {
   seed: number
@@ -30,6 +31,8 @@ export interface SoakOptions {
   childEntry: string | undefined
   /** A call not settled this long after the run stopped is hung; the same bound waits for server requests. */
   hangMs: number
+  /** Where to write the trace (see soak/trace.ts), if anywhere. */
+  trace?: string | undefined
   /** Progress lines, e.g. to stderr. */
   log?: ((line: string) => void) | undefined
 }
@@ -38,13 +41,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
   const began = Date.now()
   const log = options.log ?? (() => {})
   const random = new Random(options.seed)
-  const ledger = new Ledger()
-  const server = await SoakServer.start()
+  const trace = options.trace === undefined ? undefined : new Trace(options.trace)
+  const ledger = new Ledger(trace)
+  const server = await SoakServer.start(trace)
   const directory = await mkdtemp(join(tmpdir(), 'mcp-soak-'))
   const agents: Agent[] = []
   const children =
     options.children > 0 && options.childEntry !== undefined
-      ? new Children({count: options.children, entry: options.childEntry, url: server.url, directory, random: random.fork(), ledger})
+      ? new Children({count: options.children, entry: options.childEntry, url: server.url, directory, random: random.fork(), ledger, trace: trace !== undefined})
       : undefined
   const deadline = began + options.minutes * 60_000
   const done = (): boolean => ledger.calls.size >= options.calls || Date.now() >= deadline
@@ -57,7 +61,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     const loops: Promise<void>[] = []
     for (let index = 0; index < options.clients; index++) {
       const agentRandom = random.fork()
-      const agent = new Agent(server.url, {random: agentRandom, sink: (report) => ledger.record(`w${index}`, report), name: `soak-${index}`})
+      const agent = new Agent(server.url, {random: agentRandom, sink: (report) => ledger.record(`w${index}`, report), name: `soak-${index}`, trace: trace !== undefined})
       agents.push(agent)
       await agent.connect()
       let next = 0
@@ -75,7 +79,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       }
     }
     children?.start()
-    const requests = new RequestWatch(server)
+    const requests = new RequestWatch(server, trace)
     chaos.start()
     const progress = setInterval(() => log(`${ledger.calls.size} calls, ${chaos.faults.length} faults, ${Math.round((Date.now() - began) / 1000)} s`), 10_000)
     while (!done()) await sleep(100)
@@ -96,5 +100,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     await children?.stop(1_000)
     await server.close()
     await rm(directory, {recursive: true, force: true})
+    for (const fault of chaos.faults) trace?.line('chaos', `${fault.kind} ${fault.callId ?? fault.sessionId ?? ''} until +${fault.until - fault.from} ms`, fault.from)
+    await trace?.close()
   }
 }

@@ -1,4 +1,5 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {KeptRequests} from './kept-requests.ts'
 import {RecentMap} from './recent-map.ts'
 import type {TransportError} from './errors.ts'
 import type {TransportEvent, TransportMetrics} from './events.ts'
@@ -60,13 +61,8 @@ export class Inbox {
   readonly #settled = new RecentMap<JsonRpcId, boolean>(memory)
   /** Server-to-client requests seen lately (their IDs are the server's: weighed), with the Client's answer once it has one. */
   readonly #serverRequests: RecentMap<JsonRpcId, ServerRequest>
-  /**
-   * What a restart must not lose, by {@link keyOfId}: each server request delivered and not yet answered, replaced
-   * by the Client's answer once it is given, with the length of its JSON; the oldest goes past {@link keptRequests}
-   * or `limits.keptRequestBytes`.
-   */
-  readonly #kept = new Map<string, {message: JSONRPCMessage; chars: number}>()
-  #keptChars = 0
+  /** What a restart must not lose (see {@link KeptRequests}), by {@link keyOfId}; at most {@link keptRequests}. */
+  readonly #kept: KeptRequests
   /** Server requests handed to the Client whose answer has not yet been POSTed: the Client's work in progress. */
   readonly #inClient = new Set<JsonRpcId>()
   /** Streams waiting for {@link #inClient} to shrink, woken by {@link answerSent}. */
@@ -80,6 +76,10 @@ export class Inbox {
     this.#hooks = hooks
     this.#serverRequests = new RecentMap(memory, hooks.limits.dedupeBytes, (id) => (typeof id === 'string' ? id.length : 0))
     this.#serverRequests.onOverweight = () => this.#exceeded('dedupeBytes', undefined, undefined)
+    this.#kept = new KeptRequests(keptRequests, hooks.limits.keptRequestBytes, (key, message, overweight) => {
+      if (overweight !== undefined) this.#exceeded('keptRequestBytes', overweight, requestIdOf(message) ?? responseIdOf(message))
+      hooks.forgetKept(key)
+    })
   }
 
   /**
@@ -134,14 +134,18 @@ export class Inbox {
       return undefined
     }
     this.#serverRequests.set(id, {answer: message, sending: true})
-    this.#keep(keyOfId(id), message, JSON.stringify(message).length)
+    this.#kept.keep(keyOfId(id), message, JSON.stringify(message).length)
     return id
   }
 
-  /** The POST of the answer to server request `id` is over, whether the server took it or not. */
-  answerSent(id: JsonRpcId): void {
+  /**
+   * The POST of the answer to server request `id` is over: `taken` when the server took it, which then asks no more,
+   * so the answer is no longer kept for a restart (only remembered here, for a re-emission already on its way).
+   */
+  answerSent(id: JsonRpcId, taken: boolean): void {
     const request = this.#serverRequests.get(id)
     if (request !== undefined) request.sending = false
+    if (taken && request?.answer !== undefined && this.#kept.delete(keyOfId(id))) this.#hooks.forgetKept(keyOfId(id))
     this.#release(id)
   }
 
@@ -189,27 +193,8 @@ export class Inbox {
       this.#exceeded('keptRequestBytes', chars, id)
       return false
     }
-    this.#keep(key, message, chars)
+    this.#kept.keep(key, message, chars)
     return true
-  }
-
-  #keep(key: string, message: JSONRPCMessage, chars: number): void {
-    this.#unkeep(key)
-    this.#kept.set(key, {message, chars})
-    this.#keptChars += chars
-    while (this.#kept.size > keptRequests || (this.#keptChars > this.#hooks.limits.keptRequestBytes && this.#kept.size > 1)) {
-      const [oldest, {message: dropped}] = this.#kept.entries().next().value!
-      if (this.#kept.size <= keptRequests) this.#exceeded('keptRequestBytes', this.#keptChars, requestIdOf(dropped) ?? responseIdOf(dropped))
-      this.#unkeep(oldest)
-      this.#hooks.forgetKept(oldest)
-    }
-  }
-
-  #unkeep(key: string): void {
-    const kept = this.#kept.get(key)
-    if (kept === undefined) return
-    this.#kept.delete(key)
-    this.#keptChars -= kept.chars
   }
 
   #exceeded(limit: 'dedupeBytes' | 'keptRequestBytes', size: number | undefined, requestId: JsonRpcId | undefined): void {
@@ -217,24 +202,28 @@ export class Inbox {
   }
 
   /**
-   * What a previous process kept: a request it answered is answered again if it comes back, never handled
-   * twice. Returns the requests it received but never answered: the Client must handle them now, since a
-   * stream resumed after them will not bring them again.
+   * What a previous process kept: the requests it received but never answered (`unanswered`: the Client must handle
+   * them now, since a stream resumed after them will not bring them again), and its answers the server may not have
+   * taken (`unsent`: to send again now, for the server asks again only on a stream attached without
+   * `Last-Event-ID`). A request answered is never handled twice.
    */
-  restore(kept: Map<string, unknown>): JSONRPCMessage[] {
+  restore(kept: Map<string, unknown>): {unanswered: JSONRPCMessage[]; unsent: JSONRPCMessage[]} {
     const unanswered: JSONRPCMessage[] = []
+    const unsent: JSONRPCMessage[] = []
     for (const [key, value] of kept) {
       const id: unknown = JSON.parse(key)
       const message = value as JSONRPCMessage
       if (!isJsonRpcId(id)) continue
-      if (responseIdOf(message) === id) this.#serverRequests.set(id, {answer: message, sending: false})
-      else if (requestIdOf(message) === id) {
+      if (responseIdOf(message) === id) {
+        this.#serverRequests.set(id, {answer: message, sending: false})
+        unsent.push(message)
+      } else if (requestIdOf(message) === id) {
         this.#serverRequests.set(id, {answer: undefined, sending: false})
         unanswered.push(message)
       } else continue
-      this.#keep(key, message, JSON.stringify(message).length)
+      this.#kept.keep(key, message, JSON.stringify(message).length)
     }
-    return unanswered
+    return {unanswered, unsent}
   }
 
   /**
@@ -345,7 +334,6 @@ export class Inbox {
   forgetServerRequests(): void {
     this.#serverRequests.clear()
     this.#kept.clear()
-    this.#keptChars = 0
     this.#inClient.clear()
     this.#wakeRoom()
   }

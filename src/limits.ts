@@ -6,7 +6,7 @@ export interface LimitOptions {
   /**
    * The largest SSE event, in characters of its fields as they arrive (a byte of ASCII is one). A larger one
    * fails its connection (reported, then reconnected as any broken connection), so an event that never ends
-   * cannot take the memory.
+   * cannot take the memory; no more than this is read ahead of delivery either (nor more than 1 MiB).
    * @defaultValue 16777216 (16 MiB)
    */
   maxEventBytes?: number | undefined

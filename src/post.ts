@@ -64,6 +64,8 @@ export interface PostHost {
   initialized(): void
   /** A request was answered: a degraded standalone stream tries again at once. */
   reachable(): void
+  /** A request may have run and its stream will not be read: its tool's server requests must be re-emitted. */
+  wantReemission(): void
   /** Hands a message the transport made itself to the Client, past the inbox. */
   deliverLocally(message: JSONRPCMessage): void
   /** The call journal: a `tools/call` is recorded (resolves once stored) before it is sent. */
@@ -182,12 +184,14 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     if (requestId !== undefined) inbox.forget(requestId)
     // The Client hears of the failure from this rejection: its journaled call is delivered.
     if (requestId !== undefined) host.journal.rejected(requestId)
-    if (answers !== undefined) inbox.answerSent(answers)
+    if (answers !== undefined) inbox.answerSent(answers, false)
     if (stream !== undefined) host.streams.remove(stream, false)
-    if (requestId === undefined || !isTransportError(error, 'network')) return error
+    if (requestId === undefined) return error
     // A connection never opened sent nothing: safe to send again. Any other failure may have let it run.
-    const code = neverConnected(error) ? 'not-sent' : 'outcome-unknown'
-    return new TransportError(code, `${what}: ${error.message}`, {cause: error})
+    const failure = isTransportError(error, 'network') ? new TransportError(neverConnected(error) ? 'not-sent' : 'outcome-unknown', `${what}: ${error.message}`, {cause: error}) : error
+    // [docs/failures.md] its tool may be asking the client meanwhile, on a stream nobody reads.
+    if (isTransportError(failure, 'outcome-unknown')) host.wantReemission()
+    return failure
   }
   // [spec 2026-07-28] a request of that era goes without the session: the era has none.
   const sentSession = envelopeVersion === undefined ? session.id : undefined
@@ -239,7 +243,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   }
   if (answer === 'accepted' || stream === undefined || requestId === undefined) {
     discard(response)
-    if (answers !== undefined) inbox.answerSent(answers)
+    if (answers !== undefined) inbox.answerSent(answers, true)
     if (method === 'notifications/initialized') host.initialized()
     return
   }

@@ -49,6 +49,12 @@ export class Session {
     return this.#id
   }
 
+  /** `{kind: 'legacy'}` when the store holds a session: the era it was made in (2025, the one with sessions). */
+  async storedEra(): Promise<{kind: 'legacy'} | undefined> {
+    await this.#records.settled()
+    return (await this.#records.loadSession()) === undefined ? undefined : {kind: 'legacy'}
+  }
+
   /**
    * The session ID as the Client must see it: undefined while a stored session waits to give the Client its
    * `initialize` answer (the Client then initializes, and is answered from the store), the ID otherwise.

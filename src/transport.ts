@@ -5,7 +5,6 @@ import {CallJournal, type Calls} from './calls/journal.ts'
 import {AnswerQueue} from './answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type CallRecord, type TransportEvent, type TransportMetrics} from './events.ts'
-import type {HttpClient} from './http.ts'
 import {deleteSession, send, type PostHost, type SendOptions} from './post.ts'
 import {Inbox, keyOfId} from './inbox.ts'
 import {requestIdOf, responseIdOf} from './jsonrpc.ts'
@@ -26,7 +25,6 @@ import {wireIdOfKey, type StreamInit} from './streams/stream.ts'
  */
 export class ResumableHTTPClientTransport extends TransportCallbacks implements Transport {
   readonly #options: ResolvedOptions
-  readonly #http: HttpClient
   readonly #records: SessionRecords
   readonly #metrics: TransportMetrics = zeroMetrics()
   readonly #inbox: Inbox
@@ -48,7 +46,6 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   constructor(url: URL, options?: ResumableHTTPClientTransportOptions) {
     super()
     this.#options = resolveOptions(url, options)
-    this.#http = this.#options.http
     this.#sessionIdOption = this.#options.sessionId
     const storeError = (error: unknown, key: string): void => {
       this.#emit({type: 'store-error', key, error})
@@ -61,17 +58,17 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#inbox = new Inbox({
       deliver: (message) => this.deliver(message),
       // A re-sent server request is answered with the answer the Client gave it before.
-      resendAnswer: (answer) => this.#track(this.send(answer).catch((error: unknown) => (isTransportError(error, 'aborted') ? undefined : this.report(error)))),
+      resendAnswer: (answer) => this.#track(this.#resend(answer)),
       onEvent: (event) => this.#emit(event),
       forgetKept: (key) => this.#track(this.#session.keep(key, undefined)),
       metrics: this.#metrics,
       limits: this.#options.limits,
     })
-    this.#journal = new CallJournal({...this.#options, http: this.#http, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task), report: (error) => this.report(error)})
+    this.#journal = new CallJournal({...this.#options, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task), report: (error) => this.report(error)})
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
     this.#postHost = {
-      http: this.#http,
+      http: this.#options.http,
       session: this.#session,
       inbox: this.#inbox,
       streams: this.#streams,
@@ -84,6 +81,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       initialized: () => this.#openStandalone('open', undefined),
       reachable: () => this.#lifecycle.wakeStandalone(),
       journal: this.#journal,
+      wantReemission: () => this.#lifecycle.wantReemission(),
       deliver: (messages) => deliverAll(reader, messages, undefined, false),
       deliverLocally: (message) => this.deliver(message),
     }
@@ -113,9 +111,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
    * `{kind: 'legacy'}` when the store holds a session for this server (2025-era: the only one with sessions), for
    * the v2 Client's `connect(transport, {prior})`: it then resumes that session instead of probing (README, "Eras").
    */
-  async prior(): Promise<{kind: 'legacy'} | undefined> {
-    await this.#records.settled()
-    return (await this.#records.loadSession()) === undefined ? undefined : {kind: 'legacy'}
+  prior(): Promise<{kind: 'legacy'} | undefined> {
+    return this.#session.storedEra()
   }
 
   /** The call journal (docs/design.md#the-call-journal): every `tools/call` in flight, and a previous process's. */
@@ -132,13 +129,13 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     if (this.#lifetime !== undefined) throw new Error('ResumableHTTPClientTransport already started')
     this.clientConnecting()
     const lifetime = (this.#lifetime = new AbortController())
-    const requested = this.#sessionIdOption
+    const sessionId = await this.#session.attach(this.#sessionIdOption, lifetime.signal)
     this.#sessionIdOption = undefined
-    const sessionId = await this.#session.attach(requested, lifetime.signal)
     const stored = sessionId === undefined ? new Map<string, never>() : await this.#records.loadStreams(sessionId)
     await this.#journal.load(sessionId, new Set([...stored.keys()].map(wireIdOfKey)), lifetime.signal)
     if (sessionId === undefined) return
-    const unanswered = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
+    const {unanswered, unsent} = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
+    for (const answer of unsent) this.#track(this.#resend(answer))
     // Session resumption: the Client skips `initialize` because `sessionId` is set; the transport re-attaches the
     // standalone stream, from its cursor when it kept one...
     const standalone = stored.get('standalone')
@@ -148,7 +145,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       const requestId = wireIdOfKey(key)
       if (requestId === undefined) continue
       this.#inbox.adopt(requestId)
-      this.#open({kind: 'request', requestId, call: record.call, orphan: true, stored: {record, sessionId}}, 'resume')
+      const stream = this.#streams.add(lifetime.signal, {kind: 'request', requestId, call: record.call, orphan: true, stored: {record, sessionId}})
+      this.#track(this.#lifecycle.open(stream, 'resume'))
     }
     // Requests the previous process received but never answered: no stream brings them again.
     if (unanswered.length > 0) this.#track(this.#inbox.handOver(unanswered, lifetime.signal))
@@ -170,8 +168,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   /** After the user authorized (the redirect brought `code`): the SDK's `auth()` exchanges it; then connect again. */
   async finishAuth(authorizationCode: string): Promise<void> {
-    if (this.#http.auth === undefined) throw new TypeError('finishAuth needs options.authProvider')
-    await this.#http.auth.finishAuth(authorizationCode)
+    if (this.#options.http.auth === undefined) throw new TypeError('finishAuth needs options.authProvider')
+    await this.#options.http.auth.finishAuth(authorizationCode)
   }
 
   /** Ends the session with `DELETE`. 200, 204, 404 and 405 all clear the local session and its cursors. */
@@ -227,7 +225,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   #lifecycleHost(reader: ReaderHost): LifecycleHost {
     return {
       ...reader,
-      http: this.#http,
+      http: this.#options.http,
       protocolVersion: () => this.#session.protocolVersion,
       read: (connection, body) => readConnection(reader, connection, body),
       settle: (stream, error) => stream.requestId !== undefined && this.#inbox.settle(stream.requestId, error),
@@ -275,11 +273,13 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   #openStandalone(opening: Opening, stored: StreamInit['stored']): void {
     if (this.#session.stateless || !this.#standaloneOffered || this.#streams.has('standalone')) return
     if (this.#lifetime === undefined) return
-    this.#open({kind: 'standalone', requestId: undefined, call: undefined, orphan: false, stored}, opening)
+    const stream = this.#streams.add(this.#lifetime.signal, {kind: 'standalone', requestId: undefined, call: undefined, orphan: false, stored})
+    this.#track(this.#lifecycle.open(stream, opening))
   }
 
-  #open(init: StreamInit, opening: Opening): void {
-    this.#track(this.#lifecycle.open(this.#streams.add(this.#requireStarted().signal, init), opening))
+  /** Answers a re-sent server request with the answer the Client gave it before. */
+  #resend(answer: JSONRPCMessage): Promise<void> {
+    return this.send(answer).catch((error: unknown) => (isTransportError(error, 'aborted') ? undefined : this.report(error)))
   }
 
   #emit(event: TransportEvent): void {

@@ -7,12 +7,20 @@ export interface SseBatch {
 }
 
 /**
- * Bytes read ahead of the consumer at most: memory stays bounded when it is slower than the network, and a
- * consumer waiting on a store write does not hold the network up. Read ahead as bytes, not as parsed events:
- * buffers live outside the JavaScript heap, so what waits costs the garbage collector nothing, and events are made
- * only when they are taken, just before they are used.
+ * Bytes read ahead of the consumer at most (or `maxEventBytes`, if smaller; one chunk of the body may go past it):
+ * memory stays bounded when it is slower than the network, and a consumer waiting on a store write does not hold
+ * the network up. Read ahead as bytes, not as parsed events: buffers live outside the JavaScript heap, so what waits
+ * costs the garbage collector nothing, and events are made only when they are taken, just before they are used.
  */
-const readAheadBytes = 1024 * 1024
+export const readAheadBytes = 1024 * 1024
+
+/**
+ * The events of one batch at most (one chunk of the body may go past it). A flood of tiny server requests (20,000
+ * pings) is thus handled a thousand at a time: each holds a kept record, a store write and an answer until handled,
+ * and taken as one batch, thousands at once made the heap grow by tens of MB. Large enough that a slow store still
+ * costs one write per thousand events.
+ */
+export const batchEvents = 1024
 
 /**
  * An SSE body read in the background, its events taken in batches: each batch holds everything that arrived
@@ -31,6 +39,7 @@ export class EventBatches {
   #chunksBytes = 0
   /** Filled by the parser while {@link take} feeds it. */
   #events: EventSourceMessage[] = []
+  readonly #maxAhead: number
   #retryMs: number | undefined
   /** An event went past `maxEventBytes`: what came before it is taken, then reading fails. */
   #tooLarge: Error | undefined
@@ -46,6 +55,7 @@ export class EventBatches {
    * ends is a failed connection rather than a memory leak.
    */
   constructor(body: ReadableStream<Uint8Array>, signal: AbortSignal, maxEventBytes: number, tooLarge: () => void) {
+    this.#maxAhead = Math.min(readAheadBytes, maxEventBytes)
     this.#parser = createParser({
       onEvent: (event) => this.#events.push(event),
       // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
@@ -65,22 +75,24 @@ export class EventBatches {
     this.#reading = this.#read()
   }
 
-  /** What arrived, without waiting; undefined when nothing did. */
+  /** What arrived, up to {@link batchEvents} events, without waiting; undefined when nothing did. */
   take(): SseBatch | undefined {
     this.#signal.throwIfAborted()
-    const chunks = this.#chunks
-    if (chunks.length > 0) {
-      this.#chunks = []
-      this.#chunksBytes = 0
-      wake(this.#drained)
-      for (const chunk of chunks) {
-        this.#parser.feed(this.#decoder.decode(chunk, {stream: true}))
-        if (this.#tooLarge !== undefined) {
-          this.#ended = {failure: this.#tooLarge}
-          this.#stop()
-          break
-        }
+    let fed = 0
+    while (fed < this.#chunks.length && this.#events.length < batchEvents) {
+      const chunk = this.#chunks[fed++]!
+      this.#chunksBytes -= chunk.byteLength
+      this.#parser.feed(this.#decoder.decode(chunk, {stream: true}))
+      if (this.#tooLarge !== undefined) {
+        this.#ended = {failure: this.#tooLarge}
+        this.#stop()
+        break
       }
+    }
+    if (fed > 0) {
+      // Kept as a fresh array: a long read-ahead is not shifted chunk by chunk.
+      this.#chunks = this.#chunks.slice(fed)
+      wake(this.#drained)
     }
     if (this.#events.length === 0 && this.#retryMs === undefined) return undefined
     const batch = {events: this.#events, retryMs: this.#retryMs}
@@ -131,7 +143,7 @@ export class EventBatches {
         this.#chunks.push(value)
         this.#chunksBytes += value.byteLength
         wake(this.#arrived)
-        while (this.#chunksBytes >= readAheadBytes) await new Promise<void>((resolve) => (this.#drained = resolve))
+        while (this.#chunksBytes >= this.#maxAhead) await new Promise<void>((resolve) => (this.#drained = resolve))
       }
       this.#ended ??= {failure: undefined}
     } catch (failure) {

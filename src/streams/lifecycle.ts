@@ -35,6 +35,9 @@ import type {Connection, Stream} from './stream.ts'
  *   FAILED ATTEMPT ── attempts and maxOutageMs left ──► WAITING (the backoff grows); none left ──► ENDED given-up
  *   ENDED given-up, for the standalone stream ──► DEGRADED: one attempt every maxDelayMs, or at once when a
  *          request succeeds, until a connection opens (stream-recovered) ──► READING
+ *   READING or CONNECTING, the standalone stream, when a request's answer can no longer arrive (wantReemission),
+ *          or 250 ms into the resumed connection of a re-attached session ──► DECIDING at once, without the cursor:
+ *          RE-ATTACHING
  *
  * An abort (close, cancellation, the session ending) stops it at any step, silently: whoever aborted accounts for it.
  */
@@ -52,6 +55,12 @@ export type Opening =
 type Ending =
   | {reason: 'completed' | 'abandoned' | 'session-expired'}
   | {reason: 'silent' | 'not-offered' | 'ended-by-server' | 'given-up'; error: TransportError}
+
+/** How long the resumed standalone stream of a re-attached session reads its replay before it re-attaches without cursor. */
+const replayReadMs = 250
+
+/** Where a stream is after a connection: ended, broken after progress, or to re-attach without its cursor at once. */
+type Step = Ending | 'broke' | 'reattach'
 
 /** What the next connection sends, or the stream's end. */
 type Plan = {branch: ReconnectBranch | 'open'; lastEventId: string | undefined} | Ending
@@ -90,6 +99,13 @@ export class StreamLifecycle {
    * attached without `Last-Event-ID`, so the standalone stream's next reconnect is a session resumption.
    */
   #reemissionWanted = false
+  /** Ends the standalone stream's connection (from its GET to the end of its reading) so that it re-attaches at once. */
+  #standaloneConnection: AbortController | undefined
+  /**
+   * A stored session was re-attached: its standalone stream, resumed from its cursor, re-attaches without it once it
+   * has read its replay, since the previous process may have left response streams it never recorded.
+   */
+  #replayThenReattach = false
 
   constructor(host: LifecycleHost) {
     this.#host = host
@@ -105,6 +121,7 @@ export class StreamLifecycle {
 
   /** Opens `stream`, then follows it to its end. */
   open(stream: Stream, opening: Opening): Promise<void> {
+    if (opening === 'reattach' && stream.kind === 'standalone') this.#replayThenReattach = true
     return this.#run(stream, () => this.#series(stream, opening))
   }
 
@@ -113,12 +130,14 @@ export class StreamLifecycle {
     this.#wake?.abort()
   }
 
-  async #run(stream: Stream, first: () => Promise<Ending | 'broke'>): Promise<void> {
+  async #run(stream: Stream, first: () => Promise<Step>): Promise<void> {
     try {
       let step = await this.#settled(stream, first)
       for (;;) {
         // A connection that made progress and broke starts a fresh series: the attempt count is reset.
         if (step === 'broke') step = await this.#settled(stream, () => this.#series(stream, 'resume'))
+        // Ended to re-attach without its cursor: at once, not after a backoff.
+        else if (step === 'reattach') step = await this.#settled(stream, () => this.#series(stream, 'reattach'))
         // [docs/failures.md] the standalone stream is never abandoned while its session lives.
         else if (step.reason === 'given-up' && stream.kind === 'standalone') step = await this.#degraded(stream, step.error)
         else break
@@ -132,7 +151,7 @@ export class StreamLifecycle {
   }
 
   /** How `run` went: a failure that ran out of attempts is the stream given up; an abort is thrown on. */
-  async #settled(stream: Stream, run: () => Promise<Ending | 'broke'>): Promise<Ending | 'broke'> {
+  async #settled(stream: Stream, run: () => Promise<Step>): Promise<Step> {
     try {
       return await run()
     } catch (error) {
@@ -145,7 +164,7 @@ export class StreamLifecycle {
    * DEGRADED: the standalone stream ran out of fast attempts. Said once (an event and `onerror`), then tried every
    * `maxDelayMs`, or at once when a request succeeds, until a connection opens again.
    */
-  async #degraded(stream: Stream, error: TransportError): Promise<Ending | 'broke'> {
+  async #degraded(stream: Stream, error: TransportError): Promise<Step> {
     const host = this.#host
     const cause = error.cause ?? error
     stream.degradedSince ??= Date.now()
@@ -170,7 +189,7 @@ export class StreamLifecycle {
    * One series of attempts to reconnect `stream` (p-retry spaces failed attempts). Resolves 'broke' when a
    * connection made progress and broke, or how the stream ended; rejects when attempts run out.
    */
-  #series(stream: Stream, opening: Opening, attempts?: number): Promise<Ending | 'broke'> {
+  #series(stream: Stream, opening: Opening, attempts?: number): Promise<Step> {
     const {signal} = stream.controller
     const policy = attempts === undefined ? this.#host.options.reconnect : {...this.#host.options.reconnect, maxAttempts: attempts}
     return retryWithBackoff(
@@ -206,15 +225,12 @@ export class StreamLifecycle {
   /** DECIDING: what the next connection of `stream` sends, from what is held now, or how the stream ends. */
   #decide(stream: Stream): Plan {
     const host = this.#host
-    if (stream.kind === 'standalone' && this.#reemissionWanted) {
-      this.#reemissionWanted = false
-      stream.dropCursor()
-    }
+    if (stream.kind === 'standalone' && this.#reemissionWanted) stream.dropCursor()
     const decision = decideReconnect({sessionId: host.sessionId(), ...stream.cursorFacts(), stream: stream.kind})
     if (decision.branch === 'stream-resumption') return {branch: decision.branch, lastEventId: decision.lastEventId}
     if (decision.dropCursor) stream.dropCursor()
     if (decision.settleRequest) {
-      this.#reemissionWanted = true
+      this.wantReemission()
       // The answer was on this stream and only a cursor could have brought it back.
       const why = stream.refusal ?? new TransportError('network', 'the stream broke before any event ID')
       host.settle(stream, outcomeUnknown(`${stream.describe()}: ${why.message}; the request was not sent again`, why))
@@ -228,11 +244,14 @@ export class StreamLifecycle {
   }
 
   /** CONNECTING: one GET for `stream`, then READING when it opened. Throws for a failed attempt. */
-  async #connect(stream: Stream, {branch, lastEventId}: Exclude<Plan, Ending>, attempt: number): Promise<Ending | 'broke' | 'cursor-refused'> {
+  async #connect(stream: Stream, {branch, lastEventId}: Exclude<Plan, Ending>, attempt: number): Promise<Step | 'cursor-refused'> {
     const host = this.#host
     const sessionId = host.sessionId()
     const headers = {'mcp-session-id': sessionId, 'last-event-id': lastEventId}
     const {kind, requestId} = stream
+    // [docs/design.md#what-a-server-must-do] a GET without Last-Event-ID gets every pending server request again.
+    if (kind === 'standalone' && lastEventId === undefined) this.#reemissionWanted = this.#replayThenReattach = false
+    const ended = kind === 'standalone' ? (this.#standaloneConnection = new AbortController()) : undefined
     if (branch === 'open') {
       host.emit({type: 'stream-opened', stream: kind, requestId, headers})
     } else {
@@ -267,7 +286,13 @@ export class StreamLifecycle {
         host.emit({type: 'stream-recovered', stream: kind, downMs: Date.now() - stream.degradedSince})
         stream.degradedSince = undefined
       }
-      return this.#read({stream, branch, resumed: lastEventId !== undefined}, response.body!)
+      if (kind === 'standalone' && this.#replayThenReattach) {
+        this.#replayThenReattach = false
+        // [docs/design.md#what-is-persisted] a crash within quietCursorWriteMs of a POST's priming event left no record
+        // of its stream: what its tool asked comes back only to a stream attached without Last-Event-ID.
+        void sleep(replayReadMs, stream.controller.signal).then(() => this.wantReemission(), () => {})
+      }
+      return this.#read({stream, branch, resumed: lastEventId !== undefined, ended: ended?.signal}, response.body!)
     }
     if (answer === 'transient') {
       const wait = retryAfterMs(response.headers.get('retry-after'), host.options.limits.maxRetryMs)
@@ -299,9 +324,11 @@ export class StreamLifecycle {
   }
 
   /** READING a reconnected connection. Throws for a failed attempt: it brought nothing new. */
-  async #read(connection: Connection, body: ReadableStream<Uint8Array>): Promise<Ending | 'broke'> {
+  async #read(connection: Connection, body: ReadableStream<Uint8Array>): Promise<Step> {
     const {stream} = connection
-    switch (await this.#host.read(connection, body)) {
+    const outcome = await this.#host.read(connection, body)
+    if (connection.ended?.aborted === true) return 'reattach'
+    switch (outcome) {
       case 'completed':
         return {reason: 'completed'}
       case 'broke-after-progress':
@@ -322,12 +349,23 @@ export class StreamLifecycle {
     return {reason: 'given-up', error: outcomeUnknown(`${stream.describe()} could not be resumed: ${cause.message}; the request was not sent again`, cause)}
   }
 
+  /**
+   * A request's response stream ended (or was never read) without its answer: the standalone stream's next
+   * connection goes without its cursor, and one that has a connection (open, or on its way) ends it to re-attach
+   * at once (unless not `now`), lest the tool's server requests wait for its next break, which may never come.
+   */
+  wantReemission(now = true): void {
+    this.#reemissionWanted = true
+    if (now) this.#standaloneConnection?.abort()
+  }
+
   /** ENDED: what the end means for the stream's request, or for the app when it is the standalone stream. */
   #end(stream: Stream, ending: Ending): void {
     const host = this.#host
     if (ending.reason === 'session-expired') return
     if ('error' in ending) {
-      if (stream.kind === 'request') this.#reemissionWanted = true
+      // Ended for want of the user's authorization: re-attaching now would only meet it again (and report it again).
+      if (stream.kind === 'request') this.wantReemission(!isAuthorizationFailure(ending.error.cause))
       if (stream.kind === 'request') host.settle(stream, ending.error)
       else if (ending.reason === 'given-up') host.report(ending.error.cause ?? ending.error)
     }

@@ -60,7 +60,9 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
   const reemitted = connection.branch === 'session-resumption'
   const openedAt = Date.now()
   const silence = watchSilence(connection, host.options.resumeTimeoutMs)
-  const batches = new EventBatches(body, silence?.signal ?? stream.controller.signal, host.options.limits.maxEventBytes, () =>
+  const {ended} = connection
+  const signal = silence?.signal ?? (ended === undefined ? stream.controller.signal : AbortSignal.any([stream.controller.signal, ended]))
+  const batches = new EventBatches(body, signal, host.options.limits.maxEventBytes, () =>
     stream.exceeded('maxEventBytes', undefined),
   )
   let received = 0
@@ -84,7 +86,7 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
     if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
     if (silence?.expired === true) return 'silent'
     // A read failure is a dropped connection; what follows is the reconnect decision's business.
-    host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
+    if (ended?.aborted !== true) host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
   } finally {
     silence?.release()
     await batches.close()

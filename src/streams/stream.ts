@@ -179,6 +179,8 @@ export interface Connection {
   readonly branch: ReconnectBranch | 'open'
   /** Sent with `Last-Event-ID`: what arrives is a replay. */
   readonly resumed: boolean
+  /** Aborts to end this connection alone, its stream living on (the standalone stream, to re-attach). */
+  readonly ended?: AbortSignal | undefined
 }
 
 export function requestKey(wireId: number): string {

@@ -14,7 +14,8 @@ const notice = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
 describe('a refused cursor', () => {
   it.each([
     ['the standalone stream', 'standalone', [undefined, 'bogus', undefined, undefined]],
-    ['a response stream a dead process left', 'request:7', [undefined, undefined, 'bogus', undefined]],
+    // Its request ends without its answer: the live standalone stream re-attaches without a cursor (docs/failures.md).
+    ['a response stream a dead process left', 'request:7', [undefined, undefined, 'bogus', undefined, undefined]],
   ])('of %s is deleted from the store, so a later process never sends it again', async (_, stream, expected) => {
     const mock = useMock()
     const store = new MemoryStore()
@@ -24,10 +25,10 @@ describe('a refused cursor', () => {
     await store.set(`mcp-resumable-http:${url}#stream:${stream}`, {sessionId: 'session-1', lastEventId: 'bogus'})
 
     const second = await connect({store})
-    await until(() => eventsOf(second.events, 'cursor-rejected').length === 1 && mock.requests('GET').length === 3)
+    await until(() => eventsOf(second.events, 'cursor-rejected').length === 1 && mock.requests('GET').length === expected.length - 1)
     await second.client.close()
     const third = await connect({store})
-    await until(() => mock.requests('GET').length === 4)
+    await until(() => mock.requests('GET').length === expected.length)
     await quiet()
     await third.client.close()
 

@@ -176,14 +176,18 @@ describe('stream resumption', () => {
   it.each([
     [17, 405, 'not-offered'],
     [22, 204, 'ended-by-server'],
-  ] as const)('C%i: resume GET %i settles the request as outcome-unknown: no re-POST, no further GET', async (_, status, reason) => {
+  ] as const)('C%i: resume GET %i settles the request as outcome-unknown: no re-POST, no further resume GET; the standalone stream re-attaches without its cursor', async (_, status, reason) => {
     const s = await setup(resumeAnswered(status))
     const {result, cursor} = await interruptedCall(s, {after: 2, how: 'error'})
 
     expect(codeOf(await result)).toBe('outcome-unknown')
     await quiet()
     expect(resumeGets(s)).toEqual([{sessionId: 'session-1', lastEventId: cursor}])
-    expect(s.gets).toHaveLength(2)
+    expect(s.gets).toEqual([
+      {sessionId: 'session-1', lastEventId: undefined},
+      {sessionId: 'session-1', lastEventId: cursor},
+      {sessionId: 'session-1', lastEventId: undefined},
+    ])
     expect(s.mock.requests('POST', 'tools/call')).toHaveLength(1)
     expect(eventsOf(s.events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason}])
     expect(s.errors).toEqual([])
@@ -247,14 +251,17 @@ describe('stream resumption', () => {
     await s.client.close()
   })
 
-  it('a refused cursor opens no second standalone stream while one is live', async () => {
+  it('a refused cursor replaces the live standalone connection by one attached without its cursor, never a second stream beside it', async () => {
     const s = await setup(resumeAnswered(400))
     const {result} = await interruptedCall(s, {after: 2, how: 'error'})
 
     expect(codeOf(await result)).toBe('outcome-unknown')
     await quiet()
-    expect(s.gets).toHaveLength(2)
-    expect(s.transport.metrics.sessionResumptions).toBe(0)
+    expect(s.gets).toHaveLength(3)
+    expect(s.transport.metrics.sessionResumptions).toBe(1)
+    // One standalone stream, opened once and re-attached once.
+    expect(eventsOf(s.events, 'stream-opened').filter((event) => event.stream === 'standalone')).toHaveLength(1)
+    expect(eventsOf(s.events, 'reconnect').filter((event) => event.stream === 'standalone')).toMatchObject([{branch: 'session-resumption', headers: {'last-event-id': undefined}}])
     await s.client.close()
   })
 

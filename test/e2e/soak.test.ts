@@ -54,8 +54,8 @@ describe(`npm run soak, seed ${seed}`, () => {
     expect(figures.hungCalls).toBe(0)
   })
 
-  // A call stream given up in an outage leaves its tool's server requests on the server: the standalone stream's
-  // next reconnect is then a session resumption, to which the server re-emits them.
+  // A call whose answer can no longer arrive leaves its tool's server requests on the server: the standalone stream
+  // re-attaches without cursor at once, and the server re-emits them (test/core/reemission.test.ts, case by case).
   it('answers every server request the server sent', () => {
     expect(figures.lostServerRequests).toBe(0)
   })

@@ -72,7 +72,7 @@ describe('restart mid-call', () => {
 })
 
 describe('restart with a lost cursor', () => {
-  it('session resumption: the re-emitted request is answered once, the one answered before gets the cached answer', async () => {
+  it('session resumption: the re-emitted request is answered once, the one answered before gets its kept answer, sent again at start', async () => {
     const mock = useMock()
     const store = new MemoryStore()
     // The first process answers question 1 but dies before that answer reaches the server, and before it
@@ -105,8 +105,9 @@ describe('restart with a lost cursor', () => {
     // The server may re-emit question 2 before the answer reaches it: the same answer may then go twice.
     const second = mock.answers.get('srv-2')!.map((answer) => JSON.stringify(answer))
     expect(new Set(second).size).toBe(1)
-    expect(after.transport.metrics).toMatchObject({sessionResumptions: 1, reemittedRequests: 2, duplicatesDropped: 2})
-    expect(eventsOf(after.events, 'cached-answer-resent')[0]).toEqual({type: 'cached-answer-resent', requestId: 'srv-1'})
+    expect(after.transport.metrics.sessionResumptions).toBe(1)
+    // The kept answer goes at start, before the server could ask again: a re-emission finds it on its way.
+    expect(eventsOf(after.events, 'cached-answer-resent')).toEqual([])
     expect(mock.executions).toEqual({ask: 1})
     await after.client.close()
   })
