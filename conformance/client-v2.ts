@@ -4,8 +4,7 @@
  * this package's transport, or with the argument `sdk` before the URL on the v2 SDK's own
  * `StreamableHTTPClientTransport` (the baseline). test/interop/conformance-eras.test.ts runs it on both.
  */
-import {Client, StreamableHTTPClientTransport, type Transport} from '@modelcontextprotocol/client'
-import {UnauthorizedError} from '@modelcontextprotocol/sdk/client/auth.js'
+import {auth, Client, extractWWWAuthenticateParams, StreamableHTTPClientTransport, UnauthorizedError, type Transport} from '@modelcontextprotocol/client'
 import {ResumableHTTPClientTransport} from '../src/index.ts'
 import {HeadlessOAuthClient} from '../test/fixtures/oauth-client.ts'
 
@@ -32,13 +31,16 @@ const authProvider = scenario.startsWith('auth/')
 
 type Connection = {transport: Transport; finishAuth: (code: string) => Promise<void>}
 function connection(): Connection {
+  // The v2 SDK checks the redirect's `iss` (RFC 9207): both transports get the redirect's parameters.
+  const iss = (): string | undefined => authProvider?.issuers.at(-1)
   if (baseline) {
     const transport = new StreamableHTTPClientTransport(new URL(url!), authProvider === undefined ? {} : {authProvider})
-    // The v2 SDK checks the redirect's `iss` (RFC 9207): it gets the redirect's parameters.
-    return {transport, finishAuth: (code) => transport.finishAuth(code, authProvider?.issuers.at(-1))}
+    return {transport, finishAuth: (code) => transport.finishAuth(code, iss())}
   }
-  const transport = new ResumableHTTPClientTransport(new URL(url!), authProvider === undefined ? {} : {authProvider})
-  return {transport, finishAuth: (code) => transport.finishAuth(code)}
+  // The v2 SDK's OAuth client, the one the v2 transport runs.
+  const oauthClient = {auth, extractWWWAuthenticateParams, UnauthorizedError}
+  const transport = new ResumableHTTPClientTransport(new URL(url!), authProvider === undefined ? {} : {authProvider, oauthClient})
+  return {transport, finishAuth: (code) => transport.finishAuth(code, iss())}
 }
 
 const client = new Client({name: 'mcp-resumable-http-conformance-v2', version: '1.0.0'}, {versionNegotiation: {mode: {pin: version}}, capabilities: {elicitation: {form: {}}}})
@@ -52,8 +54,7 @@ async function authorized<T>(step: () => Promise<T>, connecting = false): Promis
     return await step()
   } catch (error) {
     const code = authProvider?.codes.at(-1)
-    // The v1 SDK's UnauthorizedError (this transport runs its flow) keeps the name Error; the v2 SDK's is named.
-    if (code === undefined || !(error instanceof UnauthorizedError || (error as Error).name === 'UnauthorizedError')) throw error
+    if (code === undefined || !(error instanceof UnauthorizedError)) throw error
     await current.finishAuth(code)
     if (connecting) current = connection()
     return step()

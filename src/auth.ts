@@ -1,14 +1,44 @@
 /**
- * Authorization for the HTTP layer: the bearer token on every request, and the SDK's own OAuth client (`auth()`
- * of `@modelcontextprotocol/sdk`, an optional peer loaded on first use) when the server answers 401 or 403
- * `insufficient_scope`. No OAuth is written here: discovery, registration, PKCE, token exchange and refresh are
- * the SDK's; this module decides when to run them and whether the request goes out once more.
+ * Authorization for the HTTP layer: the bearer token on every request, and an SDK's own OAuth client (`auth()` of
+ * `@modelcontextprotocol/sdk`, an optional peer loaded on first use, or the module the app gives) when the server
+ * answers 401 or 403 `insufficient_scope`. No OAuth is written here: discovery, registration, PKCE, token exchange
+ * and refresh are the SDK's; this module decides when to run them and whether the request goes out once more.
  */
 import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js'
 import {TransportError} from './errors.ts'
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>
-type SdkAuth = typeof import('@modelcontextprotocol/sdk/client/auth.js')
+
+/** What the transport gives the flow: the v2 SDK's `AuthOptions`; the v1 SDK's `auth()` reads the fields it knows. */
+export interface OAuthFlowOptions {
+  /** The MCP server URL. */
+  serverUrl: URL
+  /** The code the authorization redirect brought back: the flow exchanges it for tokens. */
+  authorizationCode?: string
+  /** The redirect's `iss` parameter (RFC 9207), checked against the authorization server by a flow that knows it. */
+  iss?: string
+  /** The scopes to ask for: those challenged so far, and those of the current token. */
+  scope?: string
+  /** The protected resource metadata URL a challenge named. */
+  resourceMetadataUrl?: URL
+  /** The fetch to reach the authorization server with. */
+  fetchFn?: Fetch
+  /** True when the scope asked for exceeds the token's: a refresh cannot widen it, so the user authorizes again. */
+  forceReauthorization?: boolean
+}
+
+/**
+ * The OAuth client module the transport runs on a challenge (see the `oauthClient` option). Both SDK majors fit
+ * as they are: `@modelcontextprotocol/sdk/client/auth.js` (v1) and `@modelcontextprotocol/client` (v2).
+ */
+export interface OAuthClientModule {
+  /** Runs the flow: refresh, or discovery, registration and a new authorization (`'REDIRECT'`: the user must log in). */
+  auth(provider: OAuthClientProvider, options: OAuthFlowOptions): Promise<'AUTHORIZED' | 'REDIRECT'>
+  /** Reads a 401 or 403 answer's `WWW-Authenticate` challenge. */
+  extractWWWAuthenticateParams(response: Response): {resourceMetadataUrl?: URL | undefined; scope?: string | undefined; error?: string | undefined}
+  /** Thrown when the user must authorize (`finishAuth`). */
+  UnauthorizedError: new (message?: string) => Error
+}
 
 /** What {@link AuthProvider.onUnauthorized} is given: the shape of the v2 SDK's `UnauthorizedContext`. */
 export interface UnauthorizedContext {
@@ -60,15 +90,16 @@ export class Authorizer {
   readonly #minimal: AuthProvider | undefined
   readonly #serverUrl: URL
   readonly #fetch: () => Fetch
-  #sdk: Promise<SdkAuth> | undefined
+  #sdk: Promise<OAuthClientModule> | undefined
   #resourceMetadataUrl: URL | undefined
   #scope: string | undefined
   /** One flow at a time: requests refused together wait for the same one (a refresh token is used once). */
   #flow: Promise<void> | undefined
 
-  constructor(provider: unknown, serverUrl: URL, fetch: () => Fetch) {
+  constructor(provider: unknown, serverUrl: URL, fetch: () => Fetch, oauthClient?: OAuthClientModule) {
     this.#serverUrl = serverUrl
     this.#fetch = fetch
+    if (oauthClient !== undefined) this.#sdk = Promise.resolve(checkOAuthClient(oauthClient))
     const candidate = provider as Partial<OAuthClientProvider & AuthProvider> | null
     if (typeof candidate?.tokens === 'function' && typeof candidate.clientInformation === 'function') {
       const oauth = (this.#oauth = provider as OAuthClientProvider)
@@ -104,15 +135,20 @@ export class Authorizer {
     const {error, scope, resourceMetadataUrl} = sdk.extractWWWAuthenticateParams(response)
     if (error !== 'insufficient_scope') return false
     attempt.stepUps++
-    this.#challenged(scope, resourceMetadataUrl)
-    await this.#flowFor(response, sentToken, () => this.#authorize(undefined))
+    const granted = (await this.#oauth.tokens())?.scope
+    this.#challenged(granted === undefined ? scope : `${granted} ${scope ?? ''}`.trim(), resourceMetadataUrl)
+    // [spec 2026-07-28 authorization] a refresh cannot widen the scope (RFC 6749 §6): a scope beyond the token's
+    // needs a new authorization.
+    const grantedSet = new Set(granted?.split(' '))
+    const beyond = this.#scope?.split(' ').some((name) => !grantedSet.has(name)) ?? false
+    await this.#flowFor(response, sentToken, () => this.#authorize({forceReauthorization: beyond}))
     return true
   }
 
-  /** Completes the authorization-code flow with the code the redirect brought back. */
-  async finishAuth(authorizationCode: string): Promise<void> {
+  /** Completes the authorization-code flow with the code (and the `iss`, RFC 9207) the redirect brought back. */
+  async finishAuth(authorizationCode: string, iss: string | undefined): Promise<void> {
     if (this.#oauth === undefined) throw new TypeError('finishAuth needs an OAuthClientProvider as options.authProvider')
-    await this.#marked(() => this.#authorize(authorizationCode))
+    await this.#marked(() => this.#authorize({authorizationCode, ...(iss === undefined ? {} : {iss})}))
   }
 
   /** Runs `flow`, or joins the one under way; skipped when another flow renewed the token since the request left. */
@@ -128,17 +164,17 @@ export class Authorizer {
       const {scope, resourceMetadataUrl} = sdk.extractWWWAuthenticateParams(response)
       this.#challenged(scope, resourceMetadataUrl)
     }
-    if (this.#oauth !== undefined) return this.#authorize(undefined)
+    if (this.#oauth !== undefined) return this.#authorize({})
     if (this.#minimal?.onUnauthorized === undefined) throw new sdk.UnauthorizedError()
     await this.#minimal.onUnauthorized({response, serverUrl: this.#serverUrl, fetchFn: this.#fetch()})
   }
 
   /** The SDK's `auth()`: refresh, or a new authorization (a redirect: `UnauthorizedError` until `finishAuth`). */
-  async #authorize(authorizationCode: string | undefined): Promise<void> {
+  async #authorize(flow: Pick<OAuthFlowOptions, 'authorizationCode' | 'iss' | 'forceReauthorization'>): Promise<void> {
     const sdk = await this.#loadSdk()
     const result = await sdk.auth(this.#oauth!, {
       serverUrl: this.#serverUrl,
-      ...(authorizationCode === undefined ? {} : {authorizationCode}),
+      ...flow,
       ...(this.#scope === undefined ? {} : {scope: this.#scope}),
       ...(this.#resourceMetadataUrl === undefined ? {} : {resourceMetadataUrl: this.#resourceMetadataUrl}),
       fetchFn: this.#fetch(),
@@ -166,11 +202,20 @@ export class Authorizer {
     }
   }
 
-  /** The SDK's client auth module, imported once, and only by a transport given a provider. */
-  #loadSdk(): Promise<SdkAuth> {
+  /** The app's `oauthClient`, or the v1 SDK's client auth module, imported once, and only by a transport given a provider. */
+  #loadSdk(): Promise<OAuthClientModule> {
     this.#sdk ??= import('@modelcontextprotocol/sdk/client/auth.js').catch((cause: unknown) => {
-      throw new TransportError('http', 'The server asks for authorization (HTTP 401/403), and options.authProvider needs @modelcontextprotocol/sdk installed to run it', {cause})
+      throw new TransportError('http', 'The server asks for authorization (HTTP 401/403), and options.authProvider needs @modelcontextprotocol/sdk installed to run it (or options.oauthClient)', {cause})
     })
     return this.#sdk
   }
+}
+
+/** `options.oauthClient`, checked at construction: a module without the flow would fail only at the first 401. */
+function checkOAuthClient(module: OAuthClientModule): OAuthClientModule {
+  const candidate = module as Partial<Record<keyof OAuthClientModule, unknown>> | null
+  if (typeof candidate?.auth === 'function' && typeof candidate.extractWWWAuthenticateParams === 'function' && typeof candidate.UnauthorizedError === 'function') return module
+  throw new TypeError(
+    "options.oauthClient must be an SDK's OAuth client module, with auth(), extractWWWAuthenticateParams() and UnauthorizedError: import * as oauthClient from '@modelcontextprotocol/client' (v2) or '@modelcontextprotocol/sdk/client/auth.js' (v1)",
+  )
 }

@@ -4,7 +4,7 @@ export {isLeaseLost, LeaseLostError, type Fence, type Lease} from './persistence
 export type {OwnershipOptions} from './persistence/ownership.ts'
 export {TransportError, isTransportError, transportErrorCodeOf, type HttpErrorData, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
 export type {FetchLike} from './http.ts'
-export type {AuthProvider, UnauthorizedContext} from './auth.ts'
+export type {AuthProvider, OAuthClientModule, OAuthFlowOptions, UnauthorizedContext} from './auth.ts'
 export type {ResumableHTTPClientTransportOptions} from './options.ts'
 export type {ReconnectOptions} from './backoff.ts'
 export {defaultLimits, type LimitName, type LimitOptions} from './limits.ts'

@@ -1,4 +1,4 @@
-import {Authorizer, type AuthProvider} from './auth.ts'
+import {Authorizer, type AuthProvider, type OAuthClientModule} from './auth.ts'
 import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './backoff.ts'
 import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js'
 import type {TransportEvent} from './events.ts'
@@ -79,6 +79,15 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    * @defaultValue none: no `Authorization` header is added
    */
   authProvider?: OAuthClientProvider | AuthProvider | undefined
+  /**
+   * The OAuth client the transport runs for `authProvider` on 401, on 403 `insufficient_scope` and in
+   * `finishAuth`: an SDK's module as imported, with `auth()`, `extractWWWAuthenticateParams()` and
+   * `UnauthorizedError`. Give the v2 SDK's (`import * as oauthClient from '@modelcontextprotocol/client'`) for the
+   * 2026-07-28 authorization rules it implements (`application_type` at registration, the redirect's `iss` checked,
+   * see `finishAuth`); the errors of the flow, `UnauthorizedError` included, are then that module's.
+   * @defaultValue the v1 SDK's `@modelcontextprotocol/sdk/client/auth.js`, loaded on the first challenge
+   */
+  oauthClient?: OAuthClientModule | undefined
   /** How broken streams are reopened: see {@link ReconnectOptions} for each default. */
   reconnect?: ReconnectOptions | undefined
   /**
@@ -190,7 +199,8 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
   const requestInit = options.requestInit ?? {}
   const fetchOption = options.fetch
   // Read at call time, as for the MCP requests: msw and app patches apply to the authorization server too.
-  const auth = options.authProvider === undefined ? undefined : new Authorizer(options.authProvider, url, () => fetchOption ?? globalThis.fetch)
+  if (options.oauthClient !== undefined && options.authProvider === undefined) throw new TypeError('options.oauthClient runs the OAuth flow of an authProvider: give options.authProvider too')
+  const auth = options.authProvider === undefined ? undefined : new Authorizer(options.authProvider, url, () => fetchOption ?? globalThis.fetch, options.oauthClient)
   return Object.freeze({
     store: options.store ?? new MemoryStore(),
     // Two servers, two query strings of one server, or two storeKeys never share a session or a cursor.
@@ -239,7 +249,7 @@ function originOf(entry: string): string {
 const known = new Set<string>([
   'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
   'durability', 'resumeTimeoutMs', 'terminateOnClose', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
-  'limits', 'storeTimeoutMs', 'authProvider', 'ownership', 'leaseTtlMs',
+  'limits', 'storeTimeoutMs', 'authProvider', 'oauthClient', 'ownership', 'leaseTtlMs',
 ])
 
 /**

@@ -166,10 +166,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#session.setProtocolVersion(version)
   }
 
-  /** After the user authorized (the redirect brought `code`): the SDK's `auth()` exchanges it; then connect again. */
-  async finishAuth(authorizationCode: string): Promise<void> {
+  /** After the user authorized: the SDK's `auth()` exchanges the redirect's `code` (its `iss` checked, v2); then connect again. */
+  async finishAuth(authorizationCode: string, iss?: string): Promise<void> {
     if (this.#options.http.auth === undefined) throw new TypeError('finishAuth needs options.authProvider')
-    await this.#options.http.auth.finishAuth(authorizationCode)
+    await this.#options.http.auth.finishAuth(authorizationCode, iss)
   }
 
   /** Ends the session with `DELETE`. 200, 204, 404 and 405 all clear the local session and its cursors. */

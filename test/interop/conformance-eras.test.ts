@@ -35,23 +35,6 @@ const auth = [
   'auth/iss-normalized',
   'auth/metadata-issuer-mismatch',
 ]
-/**
- * Checks this transport fails where the v2 SDK's passes (README, "Eras"): the authorization flow it runs is the v1
- * SDK's `auth()`, which predates these SEPs; the v2 SDK's `auth()` implements them. SEP-837 (`application_type` in
- * dynamic client registration, derived from the redirect URIs) in every scenario that registers; per scenario,
- * SEP-2468 (the authorization response's `iss`, RFC 9207, and the metadata's issuer) and SEP-2350 (a
- * re-authorization asks for the union of the scopes).
- */
-const everywhere = 'sep-837-application-type-present'
-const gaps: Record<string, string[]> = {
-  'auth/scope-step-up': ['sep-2350-scope-union-on-reauth'],
-  'auth/iss-supported-missing': ['sep-2468-client-reject-missing-iss'],
-  'auth/iss-wrong-issuer': ['sep-2468-client-compare-iss-supported'],
-  'auth/iss-unexpected': ['sep-2468-client-compare-iss-unadvertised'],
-  'auth/iss-normalized': ['sep-2468-client-no-normalization'],
-  'auth/metadata-issuer-mismatch': ['sep-2468-client-validate-metadata-issuer'],
-}
-
 const tools = await promisify(execFile)('bash', ['scripts/node22.sh'], {timeout: 300_000}).then(
   ({stdout}) => ({node: stdout.trim().split('\n').at(-1)!, reason: undefined}),
   (error: unknown) => ({node: undefined, reason: `scripts/node22.sh failed: ${(error as Error).message.split('\n').slice(0, 3).join(' ')}`}),
@@ -90,14 +73,15 @@ describe.skipIf(tools.node === undefined)(`MCP conformance suite 0.2.0-alpha.12,
     expect(ours.exitCode).toBe(0)
   }, 90_000)
 
-  it.concurrent.each(auth)('%s: this transport fails no check the v2 SDK transport passes, but the known gaps of the v1 auth flow', async (scenario) => {
+  // conformance/client-v2.ts gives this transport the v2 SDK's OAuth client (`oauthClient`): the flow the v2 transport runs.
+  it.concurrent.each(auth)('%s: passes on this transport running the v2 OAuth client and on the v2 SDK transport', async (scenario) => {
     const {ours, sdk} = await gradeBoth(scenario)
-    const sdkFailed = new Set(failedIds(sdk))
-    expect(failedIds(ours).filter((id) => !sdkFailed.has(id) && id !== everywhere)).toEqual(gaps[scenario] ?? [])
+    expect(failedIds(sdk)).toEqual([])
+    expect(failedIds(ours)).toEqual([])
   }, 90_000)
 
   // The README's counts ("Eras").
-  it('counts the scenarios passed on each transport', () => {
-    expect({ours: passed.ours.size, sdk: passed.sdk.size}).toEqual({ours: wire.length + 4, sdk: wire.length + auth.length})
+  it('counts every scenario passed on each transport', () => {
+    expect({ours: passed.ours.size, sdk: passed.sdk.size}).toEqual({ours: wire.length + auth.length, sdk: wire.length + auth.length})
   })
 })
