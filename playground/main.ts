@@ -69,7 +69,7 @@ function showEarlier(call: JournaledCall): void {
   if (entry.text !== '') setTimeout(() => void transport.calls.forget(call.callId), 0)
 }
 
-const transport = new ResumableHTTPClientTransport(endpoint, {store, onEvent, reconnect: {minDelayMs: 100, maxDelayMs: 2000}})
+const transport = new ResumableHTTPClientTransport(endpoint, {store, onEvent, callJournal: true, reconnect: {minDelayMs: 100, maxDelayMs: 2000}})
 const client = new Client({name: 'mcp-resumable-http-playground', version: '1.0.0'}, {capabilities: {sampling: {}, elicitation: {}}})
 client.onerror = (error) => note('page', 'bad', `client.onerror: ${error.message}`)
 

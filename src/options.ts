@@ -126,6 +126,14 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    * @defaultValue false
    */
   terminateOnClose?: boolean | undefined
+  /**
+   * Keep the call journal (`transport.calls`, README "Durable calls"): every `tools/call` recorded in the store
+   * before it is sent, task handles polled and `input_required` rounds kept, so that a restarted process learns
+   * what became of its predecessor's calls. It costs each `tools/call` two store writes (its record, then its
+   * removal once answered), so it is on only when the app will read it.
+   * @defaultValue false
+   */
+  callJournal?: boolean | undefined
   /** Caps on what the server controls: see {@link LimitOptions} for each default. */
   limits?: LimitOptions | undefined
   /**
@@ -171,6 +179,7 @@ export interface ResolvedOptions {
   resumeTimeoutMs: number
   onEvent: (event: TransportEvent) => void
   terminateOnClose: boolean
+  callJournal: boolean
   limits: Limits
   storeTimeoutMs: number
   ownership: ResolvedOwnership
@@ -220,6 +229,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     resumeTimeoutMs,
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
     terminateOnClose: options.terminateOnClose ?? false,
+    callJournal: options.callJournal ?? false,
     limits: resolveLimits(options.limits),
     storeTimeoutMs,
     ownership: resolveOwnership(options),
@@ -248,7 +258,7 @@ function originOf(entry: string): string {
 // Every key the transport reads.
 const known = new Set<string>([
   'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
-  'durability', 'resumeTimeoutMs', 'terminateOnClose', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
+  'durability', 'resumeTimeoutMs', 'terminateOnClose', 'callJournal', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
   'limits', 'storeTimeoutMs', 'authProvider', 'oauthClient', 'ownership', 'leaseTtlMs',
 ])
 

@@ -33,6 +33,8 @@ export interface Calls {
 export interface JournalHost extends TaskHost {
   /** `strict`: a call is sent, and a task or round delivered, once its record is stored; `relaxed`: stored in the background. */
   readonly durability: 'strict' | 'relaxed'
+  /** Off: nothing is journaled, nothing loaded (`callJournal`). */
+  readonly callJournal: boolean
   readonly records: Pick<SessionRecords, 'loadCalls' | 'saveCall' | 'discardCall'>
   readonly limits: Pick<Limits, 'maxCalls' | 'callBytes' | 'maxRetryMs' | 'maxEventBytes'>
   emit(event: TransportEvent): void
@@ -79,6 +81,7 @@ export class CallJournal {
    */
   async load(sessionId: string | undefined, resumable: ReadonlySet<number | undefined>, lifetime: AbortSignal): Promise<void> {
     this.#lifetime = lifetime
+    if (!this.#host.callJournal) return
     for (const [callId, value] of await this.#host.records.loadCalls()) {
       const reason = invalidCall(value)
       const held = this.#entries.get(callId)
@@ -107,6 +110,7 @@ export class CallJournal {
    * (or, when it continues an `input_required` round, its call moves on) before it goes. Resolves once stored.
    */
   sending(message: JSONRPCMessage, wireId: number | undefined, sessionId: string | undefined): Promise<void> | undefined {
+    if (!this.#host.callJournal) return undefined
     const cancelled = cancelledRequestIdOf(message)
     if (cancelled !== undefined) {
       // Named by its wire ID by now (src/post.ts renames a cancellation before it goes).
@@ -160,6 +164,7 @@ export class CallJournal {
    * (resolves once it is), its progress noted; the answer the Client receives ends its record.
    */
   receiving(message: JSONRPCMessage): Promise<void> | undefined {
+    if (!this.#host.callJournal) return undefined
     const responseId = responseIdOf(message)
     if (responseId === undefined) {
       const params = (message as {params?: JsonObject}).params

@@ -4,6 +4,7 @@ import {retryWithBackoff, sleep, type ReconnectPolicy} from '../backoff.ts'
 import {isTransient} from '../decision.ts'
 import {asError, TransportError} from '../errors.ts'
 import {discard, exchange, httpError, isEventStream, type HttpClient} from '../http.ts'
+import {requestHeaders} from '../modern/headers.ts'
 import {parseMessages, responseIdOf} from '../jsonrpc.ts'
 import type {Limits} from '../limits.ts'
 import {EventBatches} from '../streams/event-batches.ts'
@@ -64,9 +65,10 @@ export async function pollTask(host: TaskHost, handle: TaskHandle, signal: Abort
 /** One `tasks/get`; throws what is worth trying again (the retry loop's business), resolves the JSON-RPC answer. */
 async function getTask(host: TaskHost, handle: TaskHandle, signal: AbortSignal): Promise<JSONRPCMessage> {
   const id = await host.nextWireId()
-  const request = {jsonrpc: '2.0', id, method: 'tasks/get', params: {taskId: handle.taskId, _meta: handle.envelope}}
-  const version = handle.envelope['io.modelcontextprotocol/protocolVersion']
-  const response = await exchange(host.http, {method: 'POST', sessionId: undefined, protocolVersion: typeof version === 'string' ? version : undefined, body: JSON.stringify(request), signal})
+  const request = {jsonrpc: '2.0', id, method: 'tasks/get', params: {taskId: handle.taskId, _meta: handle.envelope}} as JSONRPCMessage
+  // [spec 2026-07-28 transports, standard request headers] as every request of the era.
+  const {headers, envelopeVersion} = requestHeaders(request, undefined)
+  const response = await exchange(host.http, {method: 'POST', sessionId: undefined, protocolVersion: envelopeVersion, headers, body: JSON.stringify(request), signal})
   if (!response.ok) {
     const error = await httpError(host.http, response, `POST tasks/get ${handle.taskId}`)
     if (isTransient(response.status)) throw error

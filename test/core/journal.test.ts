@@ -11,10 +11,23 @@ const namespace = 'mcp-resumable-http:http://mcp.test/mcp'
 const stateChanges = (events: Parameters<typeof eventsOf>[0]): JournaledCall['state'][] => eventsOf(events, 'call-changed').map((event) => event.call.state)
 
 describe('the call journal', () => {
+  it('is off unless asked for: a tools/call writes no record, and a stored one is not loaded', async () => {
+    useMock()
+    const store = new MemoryStore()
+    const before = await dieMidCall(store, 2, {callJournal: true})
+    expect(before.transport.calls.list()).toHaveLength(1)
+    const {client, transport, events} = await connect({store})
+    await client.callTool({name: 'slow', arguments: {steps: 2, delayMs: 10}})
+    expect([transport.calls.list(), eventsOf(events, 'call-changed')]).toEqual([[], []])
+    await client.close()
+    // Only the first process's record, untouched.
+    expect(await store.list(`${namespace}#call:`)).toHaveLength(1)
+  })
+
   it('records a tools/call while it runs, with its progress, and lets it go once the Client has the answer', async () => {
     useMock()
     const store = new MemoryStore()
-    const {client, transport, events} = await connect({store})
+    const {client, transport, events} = await connect({callJournal: true, store})
     const during: JournaledCall[][] = []
     await client.callTool({name: 'slow', arguments: {steps: 2, delayMs: 10}}, undefined, {onprogress: () => during.push(transport.calls.list())})
     expect(during[1]).toEqual([expect.objectContaining({name: 'slow', state: 'sent', era: 'legacy', inherited: false, argumentsDigest: digestArguments({steps: 2, delayMs: 10})})])
@@ -30,7 +43,7 @@ describe('the call journal', () => {
 
   it('lets a call go when the transport settles it for the Client, and when the Client cancels it', async () => {
     const mock = useMock()
-    const {client, transport, events} = await connect()
+    const {client, transport, events} = await connect({callJournal: true})
     mock.faults.failNext({method: 'POST', status: 500, rpcMethod: 'tools/call'})
     await expect(client.callTool({name: 'echo'})).rejects.toThrow()
     const cancel = new AbortController()
@@ -46,17 +59,17 @@ describe('the call journal', () => {
   it("keeps a call over close(): the next process lists it, learns its result from the resumed stream, and keeps it until forgotten", async () => {
     useMock()
     const store = new MemoryStore()
-    const before = await dieMidCall(store, 2)
+    const before = await dieMidCall(store, 2, {callJournal: true})
     const [call] = before.transport.calls.list()
     expect(call).toMatchObject({name: 'slow', state: 'sent', progress: {progress: 2}})
 
-    const after = await connect({store})
+    const after = await connect({callJournal: true, store})
     expect(after.transport.calls.list()).toEqual([expect.objectContaining({callId: call!.callId, state: 'sent', inherited: true})])
     const settled = await after.transport.calls.wait(call!.callId, AbortSignal.timeout(3000))
     expect(settled).toMatchObject({state: 'completed', progress: {progress: 6}, result: {content: [expect.objectContaining({type: 'text'})]}})
     await after.client.close()
 
-    const later = await connect({store})
+    const later = await connect({callJournal: true, store})
     expect(later.transport.calls.list()).toEqual([expect.objectContaining({callId: call!.callId, state: 'completed', inherited: true})])
     await later.transport.calls.forget(call!.callId)
     expect(await store.list(`${namespace}#call:`)).toEqual([])
@@ -66,10 +79,10 @@ describe('the call journal', () => {
   it('settles a call outcome-unknown when its process ended and no stream of it is left to resume', async () => {
     useMock()
     const store = new MemoryStore()
-    const before = await dieMidCall(store, 2)
+    const before = await dieMidCall(store, 2, {callJournal: true})
     const [call] = before.transport.calls.list()
     for (const key of await store.list(`${namespace}#stream:request`)) await store.delete(key)
-    const after = await connect({store})
+    const after = await connect({callJournal: true, store})
     expect(after.transport.calls.list()).toEqual([expect.objectContaining({callId: call!.callId, state: 'outcome-unknown', reason: expect.stringContaining('no stream')})])
     await after.client.close()
   })
@@ -85,7 +98,7 @@ describe('the call journal', () => {
       if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) atPost.push(store.appliedCalls().length)
       return globalThis.fetch(input, init)
     }
-    const {client} = await connect({store, fetch, durability})
+    const {client} = await connect({callJournal: true, store, fetch, durability})
     await client.callTool({name: 'echo'})
     expect(atPost).toEqual([expected])
     await client.close()
@@ -95,7 +108,7 @@ describe('the call journal', () => {
     useMock()
     const store = new MemoryStore()
     await store.set(`${namespace}#call:bad`, {callId: 'bad', state: 'sent'})
-    const {client, transport, events} = await connect({store})
+    const {client, transport, events} = await connect({callJournal: true, store})
     expect(eventsOf(events, 'record-discarded')).toEqual([{type: 'record-discarded', key: `${namespace}#call:bad`, reason: expect.stringContaining('invalid record of call bad')}])
     await expect(transport.calls.wait('nope')).rejects.toBeInstanceOf(TypeError)
     const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 20}}).catch(() => undefined)

@@ -4,7 +4,6 @@
  * ended: a task by polling `tasks/get` again, an `input_required` round by sending its stored answers, a legacy call
  * by stream resumption. The process is ended by closing its Client (its connections drop with it).
  *
- * The 2026-07-28 requests get their headers from `withModernHeaders` until the transport derives them itself.
  */
 import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
@@ -13,7 +12,7 @@ import {Client} from '@modelcontextprotocol/client'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {digestArguments, ResumableHTTPClientTransport, type JournaledCall, type JsonValue, type ResumptionStore, type TransportEvent} from '../../src/index.ts'
 import {FileStore} from '../../src/node.ts'
-import {startDurableServer, withModernHeaders, type DurableServer} from '../fixtures/durable-server.ts'
+import {startDurableServer, type DurableServer} from '../fixtures/durable-server.ts'
 import {until} from '../fixtures/client.ts'
 import {SlowApplyStore} from '../fixtures/recording-store.ts'
 
@@ -40,7 +39,7 @@ async function startProcess(era: 'legacy' | 'modern', store: ResumptionStore = n
   const events: TransportEvent[] = []
   const transport = new ResumableHTTPClientTransport(new URL(server!.url), {
     store,
-    fetch: withModernHeaders(),
+    callJournal: true,
     reconnect: {minDelayMs: 20, maxDelayMs: 100},
     onEvent: (event) => events.push(event),
   })
@@ -144,12 +143,13 @@ describe('2026-07-28: tasks and input_required rounds outlive their process', ()
     const atPost: unknown[] = []
     const transport = new ResumableHTTPClientTransport(new URL(server.url), {
       store,
+      callJournal: true,
       fetch: async (url, init) => {
         if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) {
           const keys = await store.list('')
           atPost.push(await Promise.all(keys.filter((key) => key.includes('#call:')).map((key) => store.get(key))))
         }
-        return withModernHeaders()(url, init)
+        return globalThis.fetch(url, init)
       },
     })
     const client = new Client({name: 'durable', version: '1.0.0'}, {capabilities: {elicitation: {form: {}}}, versionNegotiation: {mode: {pin: '2026-07-28'}}})
@@ -168,7 +168,7 @@ describe('2026-07-28: tasks and input_required rounds outlive their process', ()
   it('the journal is bounded by limits.maxCalls: past it the oldest call goes, with a limit-exceeded event', async () => {
     server = await startDurableServer({taskMs: 60_000})
     const events: TransportEvent[] = []
-    const transport = new ResumableHTTPClientTransport(new URL(server.url), {fetch: withModernHeaders(), limits: {maxCalls: 2}, onEvent: (event) => events.push(event)})
+    const transport = new ResumableHTTPClientTransport(new URL(server.url), {callJournal: true, limits: {maxCalls: 2}, onEvent: (event) => events.push(event)})
     const client = new Client({name: 'durable', version: '1.0.0'}, {versionNegotiation: {mode: {pin: '2026-07-28'}}})
     await client.connect(transport)
     for (const scene of ['a', 'b', 'c']) await client.callTool({name: 'render', arguments: {scene}}).catch(() => undefined)
