@@ -109,6 +109,10 @@ export async function sweepSection(url, plan, missed, repeat = 1) {
     const mine = runs.filter((r) => r.streams === streams && r.client === client).sort((a, b) => a.cpuUsPerMessage - b.cpuUsPerMessage)
     return mine[Math.floor(mine.length / 2)]
   }
+  const heapPerOpenStream = (client) => {
+    const heaps = runs.filter((r) => r.streams === largest && r.client === client && r.openAtSample >= 0.9 * largest).map((r) => r.heapPerStreamKiB)
+    return heaps.length === 0 ? NaN : heaps.sort((a, b) => a - b)[Math.floor(heaps.length / 2)]
+  }
   if (repeat > 1) console.log(`  ${largest} streams: the run of median CPU of each client, of ${repeat}`)
   const smallOnes = plan.map((p) => p.streams).filter((n) => n > 1 && n < largest)
   const small = smallOnes[0] ?? largest
@@ -118,8 +122,9 @@ export async function sweepSection(url, plan, missed, repeat = 1) {
   const figures = [
     {name: `CPU/message at ${largest} streams, ours(memory) / SDK`, value: ours.cpuUsPerMessage / sdk.cpuUsPerMessage, target: 0.8, unit: '×'},
     {name: `CPU/message at ${largest} streams, ours(file) / ours(memory)`, value: file.cpuUsPerMessage / ours.cpuUsPerMessage, target: 1.3, unit: '×'},
-    // Comparable only when every call was open when the heap was measured (NaN fails the target otherwise).
-    {name: `heap per open stream at ${largest} streams, ours(memory) / SDK`, value: ours.openAtSample === largest && sdk.openAtSample === largest ? ours.heapPerStreamKiB / sdk.heapPerStreamKiB : NaN, target: 1, unit: '×'},
+    // Comparable only when (nearly) every call was open when the heap was measured: the median of those runs (NaN
+    // fails the target when there are none).
+    {name: `heap per open stream at ${largest} streams, ours(memory) / SDK`, value: heapPerOpenStream('ours') / heapPerOpenStream('sdk'), target: 1, unit: '×'},
   ]
   // Bounded by a constant: a message costs the same bytes however many other streams are open.
   for (const client of ['ours', 'ours+file']) {

@@ -2,6 +2,7 @@ import type {CallRecord, TransportEvent} from '../events.ts'
 import {isJsonRpcId} from '../jsonrpc.ts'
 import {isSendableEventId} from '../limits.ts'
 import type {ResolvedOptions} from '../options.ts'
+import {CoalescedWriter} from './coalesced-writer.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
 /**
@@ -318,43 +319,6 @@ export class SessionRecords {
     this.#writing.add(write)
     void write.finally(() => this.#writing.delete(write))
     return write
-  }
-}
-
-/**
- * One write in flight at a time; every request made meanwhile shares the single write that follows it, which
- * stores what the latest of them builds.
- */
-class CoalescedWriter {
-  readonly #persist: (value: JsonValue | undefined) => Promise<void>
-  #inFlight: Promise<void> | undefined
-  #queued: Promise<void> | undefined
-  /** The build of the latest request waiting for the write that follows the one in flight. */
-  #latest: (() => JsonValue | undefined) | undefined
-
-  constructor(persist: (value: JsonValue | undefined) => Promise<void>) {
-    this.#persist = persist
-  }
-
-  get idle(): boolean {
-    return this.#inFlight === undefined && this.#queued === undefined
-  }
-
-  /** Resolves once a write of a value built after this call has completed. */
-  write(build: () => JsonValue | undefined): Promise<void> {
-    if (this.#inFlight !== undefined) {
-      this.#latest = build
-      this.#queued ??= this.#inFlight.then(() => {
-        const latest = this.#latest!
-        this.#queued = this.#latest = undefined
-        return this.write(latest)
-      })
-      return this.#queued
-    }
-    this.#inFlight = this.#persist(build()).finally(() => {
-      this.#inFlight = undefined
-    })
-    return this.#inFlight
   }
 }
 
