@@ -1,10 +1,10 @@
 /**
  * The read-ahead of a stream (src/streams/event-batches.ts) is bounded in bytes and kept as bytes, and what is
  * parsed at once is bounded too: a flood of tiny server requests (a server pinging 20,000 times) is held as 1 MiB
- * of bytes at most and handed over a thousand at a time, never tens of thousands, and nothing is dropped.
+ * of bytes at most and handed over some five hundred at a time, never tens of thousands, and nothing is dropped.
  */
 import {describe, expect, it} from 'vitest'
-import {batchEvents, EventBatches, readAheadBytes} from '../../src/streams/event-batches.ts'
+import {batchWeight, EventBatches, readAheadBytes, requestOverheadBytes} from '../../src/streams/event-batches.ts'
 
 const encoder = new TextEncoder()
 const data = (n: number): string => `{"jsonrpc":"2.0","id":"ping-${n}","method":"ping"}`
@@ -50,7 +50,7 @@ describe('the read-ahead of a stream', () => {
     await batches.close()
   })
 
-  it('hands over every event, in order, in batches of at most a thousand events', async () => {
+  it('hands over every event, in order, server requests a few hundred to a batch (each weighed with what handling it costs)', async () => {
     const {body} = pings(20_000, 50)
     const batches = new EventBatches(body, new AbortController().signal, 16 * 1024 * 1024, () => {})
     const ids: string[] = []
@@ -63,8 +63,23 @@ describe('the read-ahead of a stream', () => {
     }
     expect(ids).toEqual(Array.from({length: 20_000}, (_, n) => `p${n}`))
     // One chunk (50 events) past the bound at most.
-    expect(largest).toBeLessThan(batchEvents + 50)
-    expect(largest).toBeGreaterThanOrEqual(batchEvents)
+    const perBatch = Math.ceil(batchWeight / (data(0).length + requestOverheadBytes))
+    expect(largest).toBeLessThan(perBatch + 50)
+    expect(largest).toBeGreaterThanOrEqual(perBatch - 50)
+  })
+
+  it('takes notifications by the thousand: only what may be a server request weighs its handling', async () => {
+    const note = (n: number): string => `id: n${n}\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":${n}}}\n\n`
+    const text = Array.from({length: 5000}, (_, n) => note(n)).join('')
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(text))
+        controller.close()
+      },
+    })
+    const batches = new EventBatches(body, new AbortController().signal, 16 * 1024 * 1024, () => {})
+    await turns(5)
+    expect((await batches.next())?.events).toHaveLength(5000)
   })
 
   it('is held to maxEventBytes when that is smaller', async () => {
