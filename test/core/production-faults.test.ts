@@ -39,9 +39,10 @@ describe('a resume answered "not now"', () => {
 
   it.each([
     ['an HTTP date a minute away', () => new Date(Date.now() + 60_000).toUTCString(), 300],
-    ['a number of seconds past the cap', () => '3600', 300],
+    ['a number of seconds past the cap', () => '10', 300],
     ['an HTTP date already past', () => new Date(0).toUTCString(), 0],
     ['unreadable', () => 'soon', 0],
+    ['a fraction, which is no number of seconds (RFC 9110 delay-seconds are digits)', () => '1.5', 0],
   ])('waits what a Retry-After of %s asks for, cut to limits.maxRetryMs, before resuming again', async (_what, header, waited) => {
     const mock = useMock()
     const resumes: number[] = []
