@@ -106,7 +106,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
  */
 export function retryAfterMs(header: string | null, maxMs: number, now = Date.now()): number | undefined {
   if (header === null) return undefined
-  const value = header.trim()
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now
+  // Headers.get has trimmed the value already.
+  const ms = /^\d+$/.test(header) ? Number(header) * 1000 : Date.parse(header) - now
   return Number.isNaN(ms) ? undefined : Math.min(Math.max(ms, 0), maxMs)
 }

@@ -49,8 +49,8 @@ export class RecentMap<K, V> {
       if (this.#full()) this.#rotate()
       this.#currentBytes += this.#weigh(key)
     }
+    // A stale value left in #previous is never read (get looks in #current first) and goes with the next rotation.
     this.#current.set(key, value)
-    this.#previous.delete(key)
   }
 
   #full(): boolean {
@@ -62,12 +62,6 @@ export class RecentMap<K, V> {
     this.#previous = this.#current
     this.#current = new Map()
     this.#currentBytes = 0
-  }
-
-  /** Older first. */
-  *entries(): IterableIterator<[K, V]> {
-    yield* this.#previous
-    yield* this.#current
   }
 
   clear(): void {

@@ -100,6 +100,32 @@ describe('terminateSession()', () => {
   })
 })
 
+describe('what a call writes to the store', () => {
+  it('a call answered on its own stream writes no cursor: the answer leaves nothing to resume', async () => {
+    useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    const from = store.writes.length
+    expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'echo: {}'}])
+    // Longer than a cursor with nothing to deliver (the priming event) waits before it is written.
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(store.writes.slice(from).filter((write) => write.op === 'set' && write.key.includes('#stream:request:'))).toEqual([])
+    await client.close()
+  })
+
+  it('a call whose stream brings progress before its answer stores its cursor before the progress is delivered', async () => {
+    useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    const stored: boolean[] = []
+    await client.callTool({name: 'slow', arguments: {steps: 2}}, undefined, {
+      onprogress: () => stored.push(store.writes.some((write) => write.op === 'set' && write.key.includes('#stream:request:'))),
+    })
+    expect(stored).toEqual([true, true])
+    await client.close()
+  })
+})
+
 describe('cancellation', () => {
   it('a cancelled call POSTs notifications/cancelled (never a GET) and forgets its stream', async () => {
     const mock = useMock()

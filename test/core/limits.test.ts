@@ -111,6 +111,23 @@ describe('event IDs', () => {
     await client.close()
   })
 
+  it('an event ID of exactly limits.maxEventIdBytes characters is sent back', async () => {
+    const mock = useMock()
+    const {client} = await connect({limits: {maxEventIdBytes: 8}})
+    await until(() => mock.requests('GET').length === 1)
+    let wireId = 0
+    answerToolCalls((id, token) => {
+      wireId = id as number
+      return sse([frame('12345678', progress(token, 1))], 'error')
+    })
+    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e2', result(wireId))])))
+    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+
+    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([{sessionId: 'session-1', lastEventId: '12345678'}])
+    await client.close()
+  })
+
   it('thousands of distinct large event IDs are forgotten by their size, not only by their count', async () => {
     const mock = useMock()
     const {client, events} = await connect()

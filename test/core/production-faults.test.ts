@@ -36,6 +36,33 @@ describe('a resume answered "not now"', () => {
     expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
     await client.close()
   })
+
+  it.each([
+    ['an HTTP date a minute away', () => new Date(Date.now() + 60_000).toUTCString(), 300],
+    ['a number of seconds past the cap', () => '10', 300],
+    ['an HTTP date already past', () => new Date(0).toUTCString(), 0],
+    ['unreadable', () => 'soon', 0],
+    ['a fraction, which is no number of seconds (RFC 9110 delay-seconds are digits)', () => '1.5', 0],
+  ])('waits what a Retry-After of %s asks for, cut to limits.maxRetryMs, before resuming again', async (_what, header, waited) => {
+    const mock = useMock()
+    const resumes: number[] = []
+    interceptGets(mock, (get) => {
+      if (get.lastEventId === undefined) return undefined
+      resumes.push(Date.now())
+      return resumes.length === 1 ? new Response(null, {status: 503, headers: {'retry-after': header()}}) : undefined
+    })
+    const {client} = await connect({limits: {maxRetryMs: 300}, reconnect: {minDelayMs: 1, maxDelayMs: 2}})
+    mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
+    await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, withProgress)
+
+    expect(resumes).toHaveLength(2)
+    const gap = resumes[1]! - resumes[0]!
+    expect(gap).toBeGreaterThanOrEqual(waited - 20)
+    // Without a wait asked for, the next attempt is the 1 to 2 ms backoff, well under the cap (however busy the machine).
+    if (waited === 0) expect(gap).toBeLessThan(250)
+    expect(mock.executions).toEqual({slow: 1})
+    await client.close()
+  })
 })
 
 describe('the standalone stream', () => {

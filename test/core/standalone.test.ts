@@ -8,7 +8,7 @@ import {isTransportError, type ResumableHTTPClientTransportOptions} from '../../
 import type {ReferenceServer} from '../../src/testing/index.ts'
 import {connect, eventsOf, network, until, url, useMock, type Harness} from '../fixtures/harness.ts'
 import {quiet, realTurns} from '../fixtures/timing.ts'
-import {frame, sse} from '../fixtures/wire.ts'
+import {codeOf, frame, sse} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
 
@@ -287,6 +287,40 @@ describe('the standalone GET stream', () => {
       {type: 'duplicate-dropped', what: 'event', id: 'g_1'},
       {type: 'duplicate-dropped', what: 'server-request', id: 'srv-7'},
     ])
+    await client.close()
+  })
+})
+
+describe('after a response stream ends without its answer', () => {
+  it('the standalone stream reconnects without its cursor, so the server sends again the requests that call left', async () => {
+    const mock = useMock()
+    const gets: (string | undefined)[] = []
+    let cut: (() => void) | undefined
+    network.use(
+      http.get(url, ({request}) => {
+        gets.push(request.headers.get('last-event-id') ?? undefined)
+        if (gets.length > 1) return sse([], 'open')
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(frame('g1', listChanged)))
+            cut = () => controller.error(new TypeError('terminated'))
+          },
+        })
+        return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+      }),
+      // The call's stream breaks before any event ID: its answer cannot come back.
+      http.post(url, async ({request}) => ((await request.clone().json()) as {method?: string}).method === 'tools/call' ? sse([], 'error') : mock.handle(request)),
+    )
+    const {client, events} = await connect({reconnect: {minDelayMs: 1, maxDelayMs: 2}})
+    await until(() => cut !== undefined && eventsOf(events, 'stream-opened').length === 1)
+    const failed = await client.callTool({name: 'echo'}).catch((error: unknown) => error)
+    expect(codeOf(failed)).toBe('outcome-unknown')
+
+    cut!()
+    await until(() => gets.length === 2)
+    // The standalone stream held g1, yet it is re-attached without it: a session resumption.
+    expect(gets).toEqual([undefined, undefined])
+    expect(eventsOf(events, 'reconnect').at(-1)).toMatchObject({stream: 'standalone', branch: 'session-resumption'})
     await client.close()
   })
 })

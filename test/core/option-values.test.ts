@@ -1,0 +1,57 @@
+/**
+ * Every numeric option is checked at construction, with a TypeError that names the option and the value given
+ * (docs/design.md#layout: options.ts, backoff.ts, limits.ts): a typo in a limit never becomes a transport that
+ * reconnects at once for ever or keeps nothing.
+ */
+import {describe, expect, it} from 'vitest'
+import {ResumableHTTPClientTransport, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+
+const url = new URL('http://mcp.test/mcp')
+const create = (options: ResumableHTTPClientTransportOptions) => (): unknown => new ResumableHTTPClientTransport(url, options)
+
+describe('reconnect', () => {
+  const fields = ['maxAttempts', 'maxOutageMs', 'minDelayMs', 'maxDelayMs', 'factor'] as const
+
+  it.each(fields.flatMap((name) => [-1, Number.NaN, Infinity].map((value) => [name, value] as const)))(
+    'reconnect.%s %s is a TypeError naming the field and the value',
+    (name, value) => {
+      expect(create({reconnect: {[name]: value}})).toThrow(new TypeError(`reconnect.${name} must be a finite number >= 0, got ${String(value)}`))
+    },
+  )
+
+  it.each(fields.filter((name) => name !== 'maxAttempts'))('reconnect.%s 0 is accepted', (name) => {
+    expect(create({reconnect: {[name]: 0}})).not.toThrow()
+  })
+
+  it('reconnect.maxAttempts 0 is a TypeError: a broken stream is always tried again once', () => {
+    expect(create({reconnect: {maxAttempts: 0}})).toThrow(new TypeError('reconnect.maxAttempts must be at least 1'))
+    expect(create({reconnect: {maxAttempts: 1}})).not.toThrow()
+  })
+
+  it('names the SDK field a bad reconnectionOptions value came from', () => {
+    expect(create({reconnectionOptions: {maxReconnectionDelay: -5}})).toThrow(new TypeError('reconnectionOptions.maxReconnectionDelay must be a finite number >= 0, got -5'))
+  })
+})
+
+describe('limits', () => {
+  const fields = ['maxEventBytes', 'maxEventIdBytes', 'dedupeBytes', 'keptRequestBytes', 'maxConcurrentAnswers', 'maxRetryMs', 'maxCalls', 'callBytes'] as const
+
+  it.each(fields.flatMap((name) => [0, -1, 1.5, Number.NaN, Infinity, 2 ** 53].map((value) => [name, value] as const)))(
+    'limits.%s %s is a TypeError naming the field and the value',
+    (name, value) => {
+      expect(create({limits: {[name]: value}})).toThrow(new TypeError(`limits.${name} must be a whole number >= 1, got ${String(value)}`))
+    },
+  )
+
+  it('each limit may be 1, its smallest value', () => {
+    expect(create({limits: Object.fromEntries(fields.map((name) => [name, 1]))})).not.toThrow()
+  })
+
+  it.each([null, 5, 'big'])('limits that are not an object (%s) are a TypeError', (limits) => {
+    expect(create({limits: limits as never})).toThrow(new TypeError('options.limits must be an object'))
+  })
+
+  it('an unknown field is a TypeError listing the fields there are', () => {
+    expect(create({limits: {maxEvents: 4} as never})).toThrow(new TypeError(`Unknown field limits.maxEvents: the fields are ${fields.join(', ')}`))
+  })
+})
