@@ -3,7 +3,7 @@
  * drop the demo causes without touching the server), client processes, and waiting.
  */
 import {spawn} from 'node:child_process'
-import {mkdtemp, readFile, rm} from 'node:fs/promises'
+import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {createInterface} from 'node:readline'
@@ -11,6 +11,7 @@ import {fileURLToPath} from 'node:url'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
+import {FileStore} from '../src/node.ts'
 import type {AgentLine} from './agent.ts'
 import {dim, green, say, type Narrator} from './output.ts'
 
@@ -175,9 +176,12 @@ export async function agentDone(agent: Agent, label: string, narrator: Narrator,
   return done
 }
 
-/** What a FileStore file holds for the one server in it: the session ID and each stream's cursor. */
+/** What a FileStore file (and its journal) holds for the one server in it: the session ID and each stream's cursor. */
 export async function readStoreFile(file: string): Promise<{sessionId: string | undefined; cursors: [string, string][]}> {
-  const stored = Object.entries(JSON.parse(await readFile(file, 'utf8')) as Record<string, {sessionId?: string; lastEventId?: string}>)
+  // Read as the next process would, through FileStore: a write may still sit in the file's journal.
+  const store = new FileStore(file)
+  const keys = await store.list('')
+  const stored = await Promise.all(keys.map(async (key) => [key, (await store.get(key)) as {sessionId?: string; lastEventId?: string}] as const))
   const session = stored.find(([key]) => key.endsWith('#session'))?.[1]
   const cursors = stored.flatMap(([key, record]): [string, string][] => {
     const stream = /#stream:(.+)$/.exec(key)?.[1]
