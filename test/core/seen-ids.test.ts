@@ -69,3 +69,62 @@ describe('SeenEventIds: the bounded memory of the event IDs a stream saw', () =>
     for (const id of variants) expect(seen.addIfNew(id)).toBe(false)
   })
 })
+
+/**
+ * What `SeenEventIds` promises, as a plain model: two generations of IDs, the newer dropped into the older when it
+ * holds `capacity` IDs or `maxBytes / 2` characters, a drop for the weight reported. How the tables grow is not in it.
+ */
+class ModelOfSeenIds {
+  #older: string[] = []
+  #newer: string[] = []
+  #bytes = 0
+  overweight = 0
+  constructor(
+    readonly capacity: number,
+    readonly maxBytes: number,
+  ) {}
+
+  addIfNew(id: string): boolean {
+    if (this.#older.includes(id) || this.#newer.includes(id)) return false
+    if (this.#newer.length >= this.capacity || this.#bytes >= this.maxBytes / 2) {
+      if (this.#newer.length < this.capacity) this.overweight++
+      ;[this.#older, this.#newer, this.#bytes] = [this.#newer, [], 0]
+    }
+    this.#newer.push(id)
+    this.#bytes += id.length
+    return true
+  }
+}
+
+describe('SeenEventIds against its model', () => {
+  it('answers and reports weight exactly as two generations bounded by count and by characters would, however its tables grew', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({min: 1, max: 40}),
+        fc.integer({min: 1, max: 400}),
+        fc.array(fc.string({minLength: 0, maxLength: 12}), {maxLength: 300}),
+        (capacity, maxBytes, ids) => {
+          const seen = new SeenEventIds(capacity, maxBytes)
+          const model = new ModelOfSeenIds(capacity, maxBytes)
+          let reports = 0
+          seen.onOverweight = () => reports++
+          for (const id of ids) expect(seen.addIfNew(id)).toBe(model.addIfNew(id))
+          expect(reports).toBe(model.overweight)
+        },
+      ),
+      {numRuns: 300},
+    )
+  })
+
+  it('keeps what it held as its tables grow: 8, 16, 32 and 64 IDs to a generation, then a count rotation', () => {
+    const seen = new SeenEventIds(64, Infinity)
+    const ids = Array.from({length: 64}, (_, n) => `e${n}`)
+    for (const id of ids) expect(seen.addIfNew(id)).toBe(true)
+    for (const id of ids) expect(seen.addIfNew(id)).toBe(false)
+    // The 65th starts a new generation; the 64 before it are still remembered, until the next 64 arrive.
+    for (let n = 64; n < 128; n++) expect(seen.addIfNew(`e${n}`)).toBe(true)
+    for (const id of ids) expect(seen.addIfNew(id)).toBe(false)
+    expect(seen.addIfNew('e128')).toBe(true)
+    for (const id of ids) expect(seen.addIfNew(id)).toBe(true)
+  })
+})
