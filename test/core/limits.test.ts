@@ -48,6 +48,16 @@ describe('retry from the server', () => {
     ])
     await client.close()
   })
+
+  it('a retry of exactly limits.maxRetryMs is taken as it is, and not reported', async () => {
+    const mock = useMock()
+    const {client, events} = await connect({limits: {maxRetryMs: 5000}})
+    await until(() => mock.requests('GET').length === 1)
+    answerToolCalls((id) => sse(['retry: 5000\n\n', frame('e1', result(id as number))]))
+    expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([])
+    await client.close()
+  })
 })
 
 const huge = 'x'.repeat(defaultLimits.maxEventIdBytes + 1)
