@@ -115,6 +115,8 @@ describe('event IDs', () => {
     expect(codeOf(error)).toBe('outcome-unknown')
     expect(tokens).toEqual(['e1'])
     expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([])
+    // Not even tried: fetch would refuse the header before any request left.
+    expect(eventsOf(events, 'reconnect').filter((event) => event.stream === 'request')).toEqual([])
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
       {type: 'limit-exceeded', limit: 'maxEventIdBytes', size: badId.length, max: defaultLimits.maxEventIdBytes, stream: 'request', requestId: call.wireId},
     ])
