@@ -88,6 +88,18 @@ describe('server requests', () => {
     expect(storedWhenAnswered).toEqual([[expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'stored first'}})})]])
     await client.close()
   })
+
+  it('without a session, a server request and its answer are stored nowhere: no session could ever resume them', async () => {
+    const mock = useMock({sessions: false})
+    const store = new SlowApplyStore(1)
+    const {client} = await connect({store})
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'not kept'}}))
+    await client.callTool({name: 'ask'})
+    await until(() => mock.answers.size === 1)
+    await client.close()
+
+    expect(store.writes.filter((write) => write.key.includes('#request:'))).toEqual([])
+  })
 })
 
 describe('close()', () => {
