@@ -60,6 +60,23 @@ describe('request IDs in a burst', () => {
     expect(unreserved).toEqual([])
     await client.close()
   })
+  it('a stored session reserved below the bound of the era without sessions starts past that bound', async () => {
+    useMock()
+    const store = new SlowApplyStore(1)
+    const first = await connect({store})
+    await first.transport.close()
+    const wireIds = [...store.keys].find((key) => key.endsWith('#session'))!.replace(/#session$/, '#wire-ids')
+    await store.set(wireIds, 5000)
+    const sent: number[] = []
+    const fetch = checkingFetch((body) => {
+      if (typeof body['id'] === 'number') sent.push(body['id'])
+    })
+    const {client} = await connect({store, fetch})
+    await client.listTools()
+    expect(sent.length).toBeGreaterThan(0)
+    expect(Math.min(...sent)).toBeGreaterThanOrEqual(5000)
+    await client.close()
+  })
 })
 
 describe('server requests', () => {
