@@ -36,7 +36,7 @@ describe('an empty event ID', () => {
     const {client} = await connect()
     await until(() => mock.requests('GET').length === 1)
     answerToolCalls((id, token) =>
-      sse([frame('e1', progress(token, 1)), frame('', progress(token, 2)), frame('', progress(token, 3)), frame('e4', result(id as number))]),
+      sse([frame('e1', progress(token, 1)), frame('', progress(token, 2)), frame('', progress(token, 3)), frame('e4', result(id))]),
     )
     const seen: number[] = []
     const tokens: string[] = []

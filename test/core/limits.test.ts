@@ -53,7 +53,7 @@ describe('retry from the server', () => {
     const mock = useMock()
     const {client, events} = await connect({limits: {maxRetryMs: 5000}})
     await until(() => mock.requests('GET').length === 1)
-    answerToolCalls((id) => sse(['retry: 5000\n\n', frame('e1', result(id as number))]))
+    answerToolCalls((id) => sse(['retry: 5000\n\n', frame('e1', result(id))]))
     expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
     expect(eventsOf(events, 'limit-exceeded')).toEqual([])
     await client.close()

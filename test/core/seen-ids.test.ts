@@ -79,10 +79,12 @@ class ModelOfSeenIds {
   #newer: string[] = []
   #bytes = 0
   overweight = 0
-  constructor(
-    readonly capacity: number,
-    readonly maxBytes: number,
-  ) {}
+  readonly capacity: number
+  readonly maxBytes: number
+  constructor(capacity: number, maxBytes: number) {
+    this.capacity = capacity
+    this.maxBytes = maxBytes
+  }
 
   addIfNew(id: string): boolean {
     if (this.#older.includes(id) || this.#newer.includes(id)) return false
