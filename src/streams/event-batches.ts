@@ -126,7 +126,7 @@ export class EventBatches {
       if (this.#ended !== undefined && this.#chunks.length === 0) break
       await new Promise<void>((resolve) => (this.#arrived = resolve))
     }
-    this.#signal.throwIfAborted()
+    // An abort was seen by `take` above.
     const {failure} = this.#ended
     if (failure === undefined) return undefined
     throw failure instanceof Error ? failure : new Error('Reading the stream failed', {cause: failure})

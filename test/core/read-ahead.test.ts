@@ -70,10 +70,11 @@ describe('the read-ahead of a stream', () => {
 
   it('takes notifications by the thousand: only what may be a server request weighs its handling', async () => {
     const note = (n: number): string => `id: n${n}\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":${n}}}\n\n`
-    const text = Array.from({length: 5000}, (_, n) => note(n)).join('')
+    // Fifty to a chunk: a batch is cut between chunks, so weighing them as requests would make many batches.
+    const chunks = Array.from({length: 100}, (_, chunk) => Array.from({length: 50}, (_, n) => note(chunk * 50 + n)).join(''))
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        controller.enqueue(encoder.encode(text))
+        for (const chunk of chunks) controller.enqueue(encoder.encode(chunk))
         controller.close()
       },
     })
