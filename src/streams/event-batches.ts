@@ -71,8 +71,9 @@ export class EventBatches {
       },
       // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
       onRetry: (value) => (this.#retryMs = value),
+      // Past `maxBufferSize` the parser stops for good (it reports that once): `take` feeds it no more.
       onError: (error) => {
-        if (error.type !== 'max-buffer-size-exceeded' || this.#tooLarge !== undefined) return
+        if (error.type !== 'max-buffer-size-exceeded') return
         this.#tooLarge = error
         tooLarge()
       },
@@ -125,7 +126,7 @@ export class EventBatches {
       if (this.#ended !== undefined && this.#chunks.length === 0) break
       await new Promise<void>((resolve) => (this.#arrived = resolve))
     }
-    this.#signal.throwIfAborted()
+    // An abort was seen by `take` above.
     const {failure} = this.#ended
     if (failure === undefined) return undefined
     throw failure instanceof Error ? failure : new Error('Reading the stream failed', {cause: failure})

@@ -44,7 +44,7 @@ export class SeenEventIds {
     if (slot === noRoom || count >= this.#capacity || this.#bytes >= this.#halfBytes) {
       if (slot !== noRoom && count >= this.#capacity && this.#capacity < this.#maxCapacity && this.#bytes < this.#halfBytes) {
         this.#resize(Math.min(this.#capacity * 2, this.#maxCapacity))
-      } else this.#rotate(slot !== noRoom && count < this.#capacity)
+      } else this.#rotate(slot !== noRoom && count < this.#maxCapacity)
       slot = this.#find(this.#current, hash, id)
     }
     this.#put(this.#current, -1 - slot, id)

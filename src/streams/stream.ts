@@ -97,8 +97,9 @@ export class Stream {
     this.#lastEventId = position
     this.#cursorSession = sessionId
     this.#refused = false
-    // The app's tokens are checked one by one: it may store any of them and send it back.
-    if (this.#onCursor !== undefined && position !== '' && isHeaderValue(position)) {
+    // The app's tokens are checked one by one: it may store any of them and send it back. An empty one is no
+    // header value.
+    if (this.#onCursor !== undefined && isHeaderValue(position)) {
       try {
         this.#onCursor(position)
       } catch {

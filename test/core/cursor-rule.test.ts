@@ -7,9 +7,10 @@ import {MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {quiet} from '../fixtures/timing.ts'
-import {codeOf, frame, sse} from '../fixtures/wire.ts'
+import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
+const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
 const namespace = `mcp-resumable-http:${url}`
 
 describe('an empty event ID', () => {
@@ -27,6 +28,23 @@ describe('an empty event ID', () => {
     expect(eventsOf(events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption'}])
     expect(store.writes).toContainEqual(expect.objectContaining({op: 'set', key: `${namespace}#stream:standalone`}))
     expect(await store.get(`${namespace}#stream:standalone`)).toBeUndefined()
+    await client.close()
+  })
+
+  it('resets it every time: events after two empty IDs are all delivered, and no empty token reaches the app', async () => {
+    const mock = useMock()
+    const {client} = await connect()
+    await until(() => mock.requests('GET').length === 1)
+    answerToolCalls((id, token) =>
+      sse([frame('e1', progress(token, 1)), frame('', progress(token, 2)), frame('', progress(token, 3)), frame('e4', result(id))]),
+    )
+    const seen: number[] = []
+    const tokens: string[] = []
+    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n), onresumptiontoken: (token) => tokens.push(token)})
+
+    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+    expect(seen).toEqual([1, 2, 3])
+    expect(tokens).toEqual(['e1', 'e4'])
     await client.close()
   })
 })

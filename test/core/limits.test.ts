@@ -48,6 +48,16 @@ describe('retry from the server', () => {
     ])
     await client.close()
   })
+
+  it('a retry of exactly limits.maxRetryMs is taken as it is, and not reported', async () => {
+    const mock = useMock()
+    const {client, events} = await connect({limits: {maxRetryMs: 5000}})
+    await until(() => mock.requests('GET').length === 1)
+    answerToolCalls((id) => sse(['retry: 5000\n\n', frame('e1', result(id))]))
+    expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([])
+    await client.close()
+  })
 })
 
 const huge = 'x'.repeat(defaultLimits.maxEventIdBytes + 1)
@@ -105,6 +115,8 @@ describe('event IDs', () => {
     expect(codeOf(error)).toBe('outcome-unknown')
     expect(tokens).toEqual(['e1'])
     expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([])
+    // Not even tried: fetch would refuse the header before any request left.
+    expect(eventsOf(events, 'reconnect').filter((event) => event.stream === 'request')).toEqual([])
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
       {type: 'limit-exceeded', limit: 'maxEventIdBytes', size: badId.length, max: defaultLimits.maxEventIdBytes, stream: 'request', requestId: call.wireId},
     ])

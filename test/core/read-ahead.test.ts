@@ -70,10 +70,11 @@ describe('the read-ahead of a stream', () => {
 
   it('takes notifications by the thousand: only what may be a server request weighs its handling', async () => {
     const note = (n: number): string => `id: n${n}\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":${n}}}\n\n`
-    const text = Array.from({length: 5000}, (_, n) => note(n)).join('')
+    // Fifty to a chunk: a batch is cut between chunks, so weighing them as requests would make many batches.
+    const chunks = Array.from({length: 100}, (_, chunk) => Array.from({length: 50}, (_, n) => note(chunk * 50 + n)).join(''))
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        controller.enqueue(encoder.encode(text))
+        for (const chunk of chunks) controller.enqueue(encoder.encode(chunk))
         controller.close()
       },
     })
@@ -88,5 +89,137 @@ describe('the read-ahead of a stream', () => {
     await turns(100)
     expect(bytesOf(pulled())).toBeLessThanOrEqual(64 * 1024 + 2 * bytesOf(10))
     await batches.close()
+  })
+})
+
+/** A body that hands out `parts` (text or bytes) one read at a time, then ends, or fails with `failure`. */
+function bodyOf(parts: (string | Uint8Array)[], failure?: unknown): {body: ReadableStream<Uint8Array>; cancelled: unknown[]} {
+  const cancelled: unknown[] = []
+  let next = 0
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const part = parts[next++]
+        if (part !== undefined) controller.enqueue(typeof part === 'string' ? encoder.encode(part) : part)
+        else if (failure === undefined) controller.close()
+        else controller.error(failure)
+      },
+      cancel(reason) {
+        cancelled.push(reason)
+      },
+    },
+    {highWaterMark: 0},
+  )
+  return {body, cancelled}
+}
+
+/** Every batch until the end, and how reading ended: `undefined` for the body's end, else the rejection. */
+async function drain(batches: EventBatches): Promise<{events: string[]; retries: (number | undefined)[]; failure: unknown}> {
+  const events: string[] = []
+  const retries: (number | undefined)[] = []
+  try {
+    for (let batch = await batches.next(); batch !== undefined; batch = await batches.next()) {
+      events.push(...batch.events.map((event) => event.data))
+      retries.push(batch.retryMs)
+    }
+    return {events, retries, failure: undefined}
+  } catch (failure) {
+    return {events, retries, failure}
+  }
+}
+
+describe('the batches of a stream', () => {
+  it('decodes a character whose UTF-8 bytes are split across two reads', async () => {
+    const bytes = encoder.encode('data: é€😀\n\n')
+    const {body} = bodyOf([bytes.slice(0, 7), bytes.slice(7, 10), bytes.slice(10)])
+    const batches = new EventBatches(body, new AbortController().signal, 1024, () => {})
+    expect((await drain(batches)).events).toEqual(['é€😀'])
+  })
+
+  it('hands over a `retry` that came without any event, and the last of several', async () => {
+    const {body} = bodyOf(['retry: 2500\n\n'])
+    expect(await drain(new EventBatches(body, new AbortController().signal, 1024, () => {}))).toEqual({events: [], retries: [2500], failure: undefined})
+    const several = bodyOf(['retry: 100\nretry: 300\ndata: a\n\n'])
+    await turns(5)
+    expect(await drain(new EventBatches(several.body, new AbortController().signal, 1024, () => {}))).toEqual({events: ['a'], retries: [300], failure: undefined})
+  })
+
+  it('ignores a `retry` that is not a number and a field it does not know, and goes on', async () => {
+    const {body} = bodyOf(['retry: soon\nmood: calm\ndata: a\n\n', 'data: b\n\n'])
+    const batches = new EventBatches(body, new AbortController().signal, 1024, () => {})
+    expect(await drain(batches)).toMatchObject({events: ['a', 'b'], failure: undefined})
+  })
+
+  it('hands over what arrived before a dropped connection, then rejects with its error, wrapped when it is no Error', async () => {
+    const dropped = new TypeError('terminated')
+    const {body} = bodyOf(['data: a\n\n', 'data: b\n\n'], dropped)
+    expect(await drain(new EventBatches(body, new AbortController().signal, 1024, () => {}))).toMatchObject({events: ['a', 'b'], failure: dropped})
+    const odd = bodyOf(['data: a\n\n'], 'reset by peer')
+    const {events, failure} = await drain(new EventBatches(odd.body, new AbortController().signal, 1024, () => {}))
+    expect(events).toEqual(['a'])
+    expect(failure).toBeInstanceOf(Error)
+    expect(failure).toMatchObject({message: 'Reading the stream failed', cause: 'reset by peer'})
+  })
+
+  it('answers undefined again and again once the body has ended and everything was taken', async () => {
+    const batches = new EventBatches(bodyOf(['data: a\n\n']).body, new AbortController().signal, 1024, () => {})
+    expect((await batches.next())?.events.map((event) => event.data)).toEqual(['a'])
+    expect(await batches.next()).toBeUndefined()
+    expect(await batches.next()).toBeUndefined()
+    expect(batches.take()).toBeUndefined()
+  })
+
+  it('hands over the events before one past maxEventBytes, reports it once, stops reading, then rejects', async () => {
+    const {body, cancelled} = bodyOf(['data: a\n\n', `data: ${'x'.repeat(200)}`, 'y'.repeat(200), '\n\ndata: b\n\n', 'data: c\n\n'])
+    let reports = 0
+    const batches = new EventBatches(body, new AbortController().signal, 100, () => reports++)
+    await turns(20)
+    const {events, failure} = await drain(batches)
+    expect(events).toEqual(['a'])
+    expect(failure).toMatchObject({type: 'max-buffer-size-exceeded'})
+    expect(reports).toBe(1)
+    expect(cancelled).toHaveLength(1)
+    await batches.close()
+  })
+
+  it('on abort, rejects with the reason, and cancels a body that does not end by itself with that reason', async () => {
+    const cancelled: unknown[] = []
+    let pulls = 0
+    // One event, then nothing, for ever: the body ends only when cancelled.
+    const body = new ReadableStream<Uint8Array>(
+      {pull: (controller) => (pulls++ === 0 ? controller.enqueue(encoder.encode('data: a\n\n')) : new Promise(() => {})), cancel: (reason) => void cancelled.push(reason)},
+      {highWaterMark: 0},
+    )
+    const controller = new AbortController()
+    const batches = new EventBatches(body, controller.signal, 1024, () => {})
+    await turns(5)
+    const reason = new Error('gone')
+    controller.abort(reason)
+    expect(() => batches.take()).toThrow(reason)
+    await expect(batches.next()).rejects.toBe(reason)
+    expect(cancelled).toEqual([reason])
+    await batches.close()
+  })
+
+  it('wakes a consumer waiting for the next batch when an abort ends the body', async () => {
+    const controller = new AbortController()
+    // A body that never sends anything, until cancelled.
+    const body = new ReadableStream<Uint8Array>({pull: () => new Promise(() => {})}, {highWaterMark: 0})
+    const batches = new EventBatches(body, controller.signal, 1024, () => {})
+    const waiting = batches.next()
+    await turns(5)
+    controller.abort(new Error('gone'))
+    await expect(waiting).rejects.toThrow('gone')
+  })
+
+  it('closes at once while reading is paused at its bound, and cancels the body', async () => {
+    const {body, pulled} = pings(40_000, 10)
+    const batches = new EventBatches(body, new AbortController().signal, 16 * 1024 * 1024, () => {})
+    await turns(200)
+    const held = pulled()
+    await batches.close()
+    await turns(5)
+    expect(pulled()).toBe(held)
+    expect(batches.take()).toBeUndefined()
   })
 })

@@ -13,7 +13,7 @@ function seenAfter(capacity: number, maxBytes: number, ids: string[]): SeenEvent
 describe('SeenEventIds: the bounded memory of the event IDs a stream saw', () => {
   it('remembers at least the last `capacity` IDs and at most twice that, whatever the sequence and however it grew', () => {
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 40}), fc.array(fc.integer({min: 0, max: 120}).map(String), {maxLength: 400}), (capacity, ids) => {
+      fc.property(fc.integer({min: 1, max: 40}), fc.array(fc.integer({min: 0, max: 120}).map(String), {maxLength: 400, size: 'max'}), (capacity, ids) => {
         const seen = new SeenEventIds(capacity, Infinity)
         const added: string[] = []
         for (const id of ids) {
@@ -67,5 +67,67 @@ describe('SeenEventIds: the bounded memory of the event IDs a stream saw', () =>
     const seen = new SeenEventIds(1024, Infinity)
     for (const id of variants) expect(seen.addIfNew(id)).toBe(true)
     for (const id of variants) expect(seen.addIfNew(id)).toBe(false)
+  })
+})
+
+/**
+ * What `SeenEventIds` promises, as a plain model: two generations of IDs, the newer dropped into the older when it
+ * holds `capacity` IDs or `maxBytes / 2` characters, a drop for the weight reported. How the tables grow is not in it.
+ */
+class ModelOfSeenIds {
+  #older: string[] = []
+  #newer: string[] = []
+  #bytes = 0
+  overweight = 0
+  readonly capacity: number
+  readonly maxBytes: number
+  constructor(capacity: number, maxBytes: number) {
+    this.capacity = capacity
+    this.maxBytes = maxBytes
+  }
+
+  addIfNew(id: string): boolean {
+    if (this.#older.includes(id) || this.#newer.includes(id)) return false
+    if (this.#newer.length >= this.capacity || this.#bytes >= this.maxBytes / 2) {
+      if (this.#newer.length < this.capacity) this.overweight++
+      ;[this.#older, this.#newer, this.#bytes] = [this.#newer, [], 0]
+    }
+    this.#newer.push(id)
+    this.#bytes += id.length
+    return true
+  }
+}
+
+describe('SeenEventIds against its model', () => {
+  it('answers and reports weight exactly as two generations bounded by count and by characters would, however its tables grew', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({min: 1, max: 40}),
+        fc.integer({min: 1, max: 600}),
+        // From a small pool, so that IDs come back (replays) and both bounds are reached: 1 to 9 characters, or none.
+        fc.array(fc.nat({max: 90}).map((n) => (n === 0 ? '' : `${'x'.repeat(n % 8)}${n % 50}`)), {maxLength: 400, size: 'max'}),
+        (capacity, maxBytes, ids) => {
+          const seen = new SeenEventIds(capacity, maxBytes)
+          const model = new ModelOfSeenIds(capacity, maxBytes)
+          let reports = 0
+          seen.onOverweight = () => reports++
+          for (const id of ids) expect(seen.addIfNew(id)).toBe(model.addIfNew(id))
+          expect(reports).toBe(model.overweight)
+        },
+      ),
+      {numRuns: 300},
+    )
+  })
+
+  it('keeps what it held as its tables grow: 8, 16, 32 and 64 IDs to a generation, then a count rotation', () => {
+    const seen = new SeenEventIds(64, Infinity)
+    const ids = Array.from({length: 64}, (_, n) => `e${n}`)
+    for (const id of ids) expect(seen.addIfNew(id)).toBe(true)
+    for (const id of ids) expect(seen.addIfNew(id)).toBe(false)
+    // The 65th starts a new generation; the 64 before it are still remembered, until the next 64 arrive.
+    for (let n = 64; n < 128; n++) expect(seen.addIfNew(`e${n}`)).toBe(true)
+    for (const id of ids) expect(seen.addIfNew(id)).toBe(false)
+    expect(seen.addIfNew('e128')).toBe(true)
+    for (const id of ids) expect(seen.addIfNew(id)).toBe(true)
   })
 })

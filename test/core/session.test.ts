@@ -238,6 +238,24 @@ describe('the sessionId option', () => {
     await client.close()
   })
 
+  it('a session the store does not know numbers its requests past the current time in microseconds: its used IDs are unknown', async () => {
+    useMock()
+    await (await connect()).client.close()
+    const ids: number[] = []
+    const before = Date.now() * 1000
+    const {client} = await connect({
+      sessionId: 'session-1',
+      fetch: (input, init) => {
+        if (typeof init?.body === 'string') ids.push((JSON.parse(init.body) as {id?: number}).id ?? -1)
+        return fetch(input, init)
+      },
+    })
+    await client.callTool({name: 'echo'})
+    expect(ids.filter((id) => id >= 0).length).toBeGreaterThan(0)
+    for (const id of ids.filter((id) => id >= 0)) expect(id).toBeGreaterThanOrEqual(before)
+    await client.close()
+  })
+
   it.each(['bad id', 'bad\nid', '', 'caf\xE9'])('an invalid sessionId option %j fails start with protocol and sends nothing', async (sessionId) => {
     const mock = useMock()
     const transport = new ResumableHTTPClientTransport(new URL(url), {sessionId})

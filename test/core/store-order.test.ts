@@ -60,6 +60,23 @@ describe('request IDs in a burst', () => {
     expect(unreserved).toEqual([])
     await client.close()
   })
+  it('a stored session reserved below the bound of the era without sessions starts past that bound', async () => {
+    useMock()
+    const store = new SlowApplyStore(1)
+    const first = await connect({store})
+    await first.transport.close()
+    const wireIds = [...store.keys].find((key) => key.endsWith('#session'))!.replace(/#session$/, '#wire-ids')
+    await store.set(wireIds, 5000)
+    const sent: number[] = []
+    const fetch = checkingFetch((body) => {
+      if (typeof body['id'] === 'number') sent.push(body['id'])
+    })
+    const {client} = await connect({store, fetch})
+    await client.listTools()
+    expect(sent.length).toBeGreaterThan(0)
+    expect(Math.min(...sent)).toBeGreaterThanOrEqual(5000)
+    await client.close()
+  })
 })
 
 describe('server requests', () => {
@@ -87,6 +104,18 @@ describe('server requests', () => {
     expect(storedWhenDelivered).toEqual([[expect.objectContaining({method: 'sampling/createMessage'})]])
     expect(storedWhenAnswered).toEqual([[expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'stored first'}})})]])
     await client.close()
+  })
+
+  it('without a session, a server request and its answer are stored nowhere: no session could ever resume them', async () => {
+    const mock = useMock({sessions: false})
+    const store = new SlowApplyStore(1)
+    const {client} = await connect({store})
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'not kept'}}))
+    await client.callTool({name: 'ask'})
+    await until(() => mock.answers.size === 1)
+    await client.close()
+
+    expect(store.writes.filter((write) => write.key.includes('#request:'))).toEqual([])
   })
 })
 
