@@ -94,8 +94,8 @@ export class OpenStreams {
   }
 
   /**
-   * Forgets `stream` and aborts it. Its record goes with it, unless the transport is `closing`: a stream cut short
-   * by `close()` keeps its cursor in the store, so the next process resumes from it.
+   * Forgets `stream` and aborts it. Its record goes with it, unless the transport is `closing` and the stream was
+   * not answered: a stream cut short by `close()` keeps its cursor in the store, so the next process resumes from it.
    */
   remove(stream: Stream, closing: boolean): void {
     if (this.#streams.get(stream.key) !== stream) return
@@ -103,7 +103,7 @@ export class OpenStreams {
     stream.controller.abort(streamOver)
     const waiting = this.#cancelSoon(stream)
     if (!closing) stream.onEnd?.()
-    if (closing) {
+    if (closing && !stream.answered) {
       if (waiting) this.#track(this.saveCursor(stream))
       return
     }

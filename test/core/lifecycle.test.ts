@@ -1,7 +1,7 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport} from '../../src/index.ts'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport} from '../../src/index.ts'
 import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
 
@@ -123,6 +123,15 @@ describe('what a call writes to the store', () => {
     })
     expect(stored).toEqual([true, true])
     await client.close()
+  })
+
+  it("a call answered just before close() leaves no cursor behind: a next process never resumes an answered call's stream", async () => {
+    useMock()
+    const store = new MemoryStore()
+    const {client} = await connect({store})
+    await client.callTool({name: 'slow', arguments: {steps: 2}}, undefined, {onprogress: () => {}})
+    await client.close()
+    expect(await store.list('mcp-resumable-http:http://mcp.test/mcp#stream:request:')).toEqual([])
   })
 })
 
