@@ -114,8 +114,8 @@ export class CallJournal {
     const cancelled = cancelledRequestIdOf(message)
     if (cancelled !== undefined) {
       // Named by its wire ID by now (src/post.ts renames a cancellation before it goes).
-      const entry = [...this.#entries.values()].find((candidate) => !candidate.inherited && candidate.state === 'sent' && candidate.wireId === cancelled)
-      return entry === undefined ? undefined : this.#deliver(entry)
+      const entry = typeof cancelled === 'number' ? this.#entries.get(this.#byWire.get(cancelled) ?? '') : undefined
+      return entry === undefined || entry.inherited || entry.state !== 'sent' || entry.wireId !== cancelled ? undefined : this.#deliver(entry)
     }
     if (methodOf(message) !== journaled || wireId === undefined) return undefined
     const clientId = requestIdOf(message)!
