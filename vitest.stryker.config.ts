@@ -18,6 +18,7 @@ export default mergeConfig(base, defineConfig({
       'test/interop/sdk-server.test.ts',
       'test/interop/conformance.test.ts',
       'test/interop/conformance-auth.test.ts',
+      'test/interop/conformance-eras.test.ts',
       'test/core/scale.test.ts',
       'test/core/layout.test.ts',
       'test/stores/file-store-crash.test.ts',
