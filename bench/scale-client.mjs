@@ -124,7 +124,9 @@ async function sweep({client: kind, url, streams, steps, delayMs, bytes = true, 
   const expected = streams * (steps + 1)
   if (messages !== expected) throw new Error(`${kind} delivered ${messages} of ${expected} messages`)
   let storeBytesPerMessage
+  let storeBytesPerWrite
   let diskBytesPerMessage
+  let diskBytesPerWrite
   if (store !== undefined && bytes) {
     // A second pass for the bytes, so that serializing what is stored is not counted as the client's CPU.
     store.countBytes = true
@@ -132,7 +134,11 @@ async function sweep({client: kind, url, streams, steps, delayMs, bytes = true, 
     const again = await slowCalls(client, streams, steps, delayMs)
     const written = store.since(before)
     storeBytesPerMessage = written.bytes / again.messages
-    if (kind === 'ours+file') diskBytesPerMessage = written.diskBytes / again.messages
+    storeBytesPerWrite = written.bytes / Math.max(1, written.sets + written.deletes)
+    if (kind === 'ours+file') {
+      diskBytesPerMessage = written.diskBytes / again.messages
+      diskBytesPerWrite = written.diskBytes / Math.max(1, written.sets + written.deletes)
+    }
   }
   await client.close()
   return {
@@ -148,7 +154,9 @@ async function sweep({client: kind, url, streams, steps, delayMs, bytes = true, 
     heapPerStreamKiB: (open.heap - baseline.heap) / open.unanswered / 1024,
     storeWritesPerMessage: writes === undefined ? undefined : (writes.sets + writes.deletes) / messages,
     storeBytesPerMessage,
+    storeBytesPerWrite,
     diskBytesPerMessage,
+    diskBytesPerWrite,
   }
 }
 

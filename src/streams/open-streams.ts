@@ -5,9 +5,9 @@ import {requestKey, Stream, type StreamCaps, type StreamInit} from './stream.ts'
 /** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
 const streamOver = new TransportError('aborted', 'The stream is over')
 /**
- * How long a cursor that delivered nothing (a priming event, an ID-only ping) may wait for its store write: a
- * request answered meanwhile writes nothing at all, and a crash loses at most this much of a stream that has
- * delivered nothing yet (docs/design.md#what-is-persisted).
+ * How long a cursor that delivered nothing a restart could act on (a priming event, an ID-only ping, notifications)
+ * may wait for its store write: a request answered meanwhile writes nothing at all, writes of a busy stream are
+ * coalesced, and a crash makes the next process resume at most this much earlier (docs/design.md#what-is-persisted).
  */
 const quietCursorWriteMs = 250
 
@@ -23,8 +23,9 @@ export class OpenStreams {
   readonly #streams = new Map<string, Stream>()
   /** Streams whose record may exist in the store: only those have one to delete. */
   readonly #stored = new Set<string>()
-  /** Cursor writes put off by {@link saveCursorSoon}. */
-  readonly #soon = new Map<Stream, ReturnType<typeof setTimeout>>()
+  /** Streams whose cursor write {@link saveCursorSoon} put off: one timer writes them all, however many they are. */
+  readonly #soon = new Set<Stream>()
+  #soonTimer: ReturnType<typeof setTimeout> | undefined
   /** The transport lifetime the streams follow, through one listener for all of them. */
   #lifetime: AbortSignal | undefined
 
@@ -79,13 +80,18 @@ export class OpenStreams {
     return this.#records.saveStream(sessionId, stream.key, () => stream.persistable(sessionId))
   }
 
+  /** Whether the store may hold a record of `stream` (a restart would find it). */
+  isStored(stream: Stream): boolean {
+    return this.#stored.has(stream.key)
+  }
+
   /** Stores `stream`'s cursor a little later, unless a write or the stream's end comes first. */
   saveCursorSoon(stream: Stream): void {
-    if (this.#soon.has(stream)) return
-    this.#soon.set(
-      stream,
-      setTimeout(() => this.#track(this.saveCursor(stream)), quietCursorWriteMs),
-    )
+    this.#soon.add(stream)
+    this.#soonTimer ??= setTimeout(() => {
+      this.#soonTimer = undefined
+      for (const due of this.#soon) this.#track(this.saveCursor(due))
+    }, quietCursorWriteMs)
   }
 
   /** Stores now a cursor write that {@link saveCursorSoon} put off: the connection broke, and a crash now would lose it. */
@@ -113,10 +119,11 @@ export class OpenStreams {
   }
 
   #cancelSoon(stream: Stream): boolean {
-    const timer = this.#soon.get(stream)
-    if (timer === undefined) return false
-    clearTimeout(timer)
-    this.#soon.delete(stream)
+    if (!this.#soon.delete(stream)) return false
+    if (this.#soon.size === 0) {
+      clearTimeout(this.#soonTimer)
+      this.#soonTimer = undefined
+    }
     return true
   }
 }

@@ -167,26 +167,31 @@ describe('cancellation', () => {
 })
 
 describe('durability', () => {
-  it('the cursor of an event is in the store before the event reaches onmessage', async () => {
-    // Writes take effect only when they resolve: what onmessage sees stored was awaited, not only started.
-    const store = new SlowApplyStore(5)
-    const frames = Array.from({length: 50}, (_, n) => `id: e${n + 1}\ndata: ${JSON.stringify({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}})}\n\n`)
-    useMock()
+  /** A standalone stream of `frames`, sent in five network chunks (a batch is cut only between chunks). */
+  function standaloneInChunks(frames: string[]): void {
     network.use(
       http.get(url, () => {
-        // Several network chunks: the cursor must be stored once per chunk, before its events are delivered.
+        const chunk = frames.length / 5
         const body = new ReadableStream<Uint8Array>({
           start(controller) {
-            for (let chunk = 0; chunk < 5; chunk++) controller.enqueue(new TextEncoder().encode(frames.slice(chunk * 10, chunk * 10 + 10).join('')))
+            for (let n = 0; n < 5; n++) controller.enqueue(new TextEncoder().encode(frames.slice(n * chunk, n * chunk + chunk).join('')))
           },
         })
         return new HttpResponse(body, {headers: {'content-type': 'text/event-stream'}})
       }),
     )
+  }
+  const frame = (n: number, message: object) => `id: e${n}\ndata: ${JSON.stringify(message)}\n\n`
+
+  it('the cursor past a server request is in the store before the request reaches onmessage', async () => {
+    // Writes take effect only when they resolve: what onmessage sees stored was awaited, not only started.
+    const store = new SlowApplyStore(5)
+    useMock()
+    standaloneInChunks(Array.from({length: 50}, (_, n) => frame(n + 1, {jsonrpc: '2.0', id: `ask-${n + 1}`, method: 'ping'})))
     const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept'})
     const checks: boolean[] = []
     transport.onmessage = (message) => {
-      const n = (message as unknown as {params: {data: number}}).params.data
+      const n = Number((message as {id: string}).id.slice('ask-'.length))
       checks.push(Number(store.appliedCursor('standalone')?.slice(1)) >= n)
     }
     await transport.start()
@@ -197,6 +202,24 @@ describe('durability', () => {
     await transport.close()
     // Closing keeps the cursor for the next process.
     expect(await store.cursor('standalone')).toBe('e50')
+  })
+
+  it('a stream of notifications has its cursor stored before its first delivery, then coalesced within 250 ms', async () => {
+    const store = new SlowApplyStore(5)
+    useMock()
+    standaloneInChunks(Array.from({length: 50}, (_, n) => frame(n + 1, {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}})))
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept'})
+    const storedAtDelivery: (string | undefined)[] = []
+    transport.onmessage = () => storedAtDelivery.push(store.appliedCursor('standalone'))
+    await transport.start()
+    await until(() => storedAtDelivery.length === 50)
+    // A restart finds the stream as soon as it delivered anything...
+    expect(storedAtDelivery[0]).toBeDefined()
+    // ...and its later moves cost one write, not one per batch.
+    await until(() => store.appliedCursor('standalone') === 'e50', 1_000)
+    const cursorWrites = store.writes.filter((write) => write.op === 'set' && write.key.endsWith('#stream:standalone'))
+    expect(cursorWrites).toHaveLength(2)
+    await transport.close()
   })
 })
 
