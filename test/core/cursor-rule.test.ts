@@ -2,11 +2,11 @@
  * The cursor rule as a restart sees it: what a stream leaves in the store, and which stored streams a new process
  * resumes. Also how the errors name the stream they are about.
  */
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
-import {quiet} from '../fixtures/timing.ts'
+import {quiet, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
@@ -50,6 +50,31 @@ describe('an empty event ID', () => {
 })
 
 describe('stored streams a new process resumes', () => {
+  it("wait the stored stream's retry before each attempt after the first, as the server asked the previous process", async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const first = await connect({store})
+    await first.transport.close()
+    await store.set(`${namespace}#stream:standalone`, {sessionId: 'session-1', lastEventId: 'g1', retryMs: 3000})
+    const gets = interceptGets(mock, (_get, index) => (index === 0 ? new Response(null, {status: 503}) : sse([], 'open')))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    try {
+      const after = await connect({store, reconnect: {minDelayMs: 1, maxDelayMs: 5}})
+      await realTurns(() => gets.length === 1)
+      // Re-attaching goes at once; the attempt after its failure waits the stream's retry, not the backoff.
+      await vi.advanceTimersByTimeAsync(2900)
+      expect(gets).toEqual([{sessionId: 'session-1', lastEventId: 'g1'}])
+      await vi.advanceTimersByTimeAsync(200)
+      expect(gets).toEqual([
+        {sessionId: 'session-1', lastEventId: 'g1'},
+        {sessionId: 'session-1', lastEventId: 'g1'},
+      ])
+      await after.client.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('only records keyed by the standalone stream or a non-negative integer request ID', async () => {
     const mock = useMock()
     const store = new MemoryStore()
@@ -89,6 +114,55 @@ describe('errors name their stream', () => {
     const failure = await client.callTool({name: 'slow', arguments: {steps: 2}}).catch((error: unknown) => error as Error)
     expect(codeOf(failure)).toBe('outcome-unknown')
     expect((failure as Error).message).toMatch(/: the response stream of request \d+/)
+    await client.close()
+  })
+})
+
+describe('why a call was settled outcome-unknown', () => {
+  const held = (): Response => sse([], 'open')
+  it.each([
+    ['its stream broke before any event ID', [] as string[], held, /the response stream of request (\d+): the stream broke before any event ID; the request was not sent again$/, []],
+    [
+      'the server refused its cursor',
+      [frame('p1')],
+      () => new Response(null, {status: 400}),
+      /the response stream of request (\d+): The server refused Last-Event-ID "p1" of the response stream of request \1 \(HTTP 400\); the request was not sent again$/,
+      [],
+    ],
+    [
+      'every resumption closed before any new event',
+      [frame('p1')],
+      () => sse([]),
+      /the response stream of request (\d+) could not be resumed: the response stream of request \1 closed before any new event; the request was not sent again$/,
+      ['network', 'network'],
+    ],
+    [
+      'the resumed stream stayed silent',
+      [frame('p1')],
+      held,
+      /the response stream of request (\d+): the server sent nothing for 50 ms after resuming from Last-Event-ID "p1"; the request was not sent again$/,
+      [],
+    ],
+  ] as const)('%s: the message says so, names the stream and the cursor, and nothing reaches onerror', async (_what, chunks, resumption, message, failedAttempts) => {
+    const mock = useMock()
+    interceptGets(mock, (get) => (get.lastEventId === undefined ? held() : resumption()))
+    const {client, errors, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}, resumeTimeoutMs: 50})
+    answerToolCalls(() => sse([...chunks], 'error'))
+    const failure = await client.callTool({name: 'echo'}).catch((error: unknown) => error as Error)
+    expect(codeOf(failure)).toBe('outcome-unknown')
+    expect(failure.message).toMatch(message)
+    expect(errors).toEqual([])
+    const attempts = eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'request' && event.attempt > 0)
+    expect(attempts.map((event) => codeOf(event.error))).toEqual(failedAttempts)
+    await client.close()
+  })
+
+  it('a refused cursor of the standalone stream reaches onerror with its status, the stream named', async () => {
+    const mock = useMock()
+    interceptGets(mock, (_get, index) => (index === 0 ? sse([frame('g_1', listChanged)]) : index === 1 ? new Response(null, {status: 400}) : sse([], 'open')))
+    const {client, errors} = await connect()
+    await until(() => errors.length === 1)
+    expect(errors[0]).toMatchObject({code: 'resumption-rejected', status: 400, message: 'The server refused Last-Event-ID "g_1" of the standalone GET stream (HTTP 400)'})
     await client.close()
   })
 })

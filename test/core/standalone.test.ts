@@ -292,6 +292,22 @@ describe('the standalone GET stream', () => {
 })
 
 describe('after a response stream ends without its answer', () => {
+  it('the server ended the stream of a call: the healthy standalone stream re-attaches at once, without its cursor', async () => {
+    const mock = useMock()
+    const gets = interceptGets(mock, (get, index) =>
+      index === 0 ? sse([frame('g1', listChanged)], 'open') : get.lastEventId === 'p1' ? new Response(null, {status: 204}) : sse([], 'open'),
+    )
+    const {client, events} = await connect()
+    await until(() => gets.length === 1)
+    answerToolCalls(() => sse([frame('p1')], 'error'))
+    expect(codeOf(await client.callTool({name: 'echo'}).catch((error: unknown) => error))).toBe('outcome-unknown')
+    await until(() => gets.length === 3)
+
+    expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'p1', undefined])
+    expect(eventsOf(events, 'reconnect').at(-1)).toMatchObject({stream: 'standalone', branch: 'session-resumption', attempt: 1})
+    await client.close()
+  })
+
   it('the standalone stream reconnects without its cursor, so the server sends again the requests that call left', async () => {
     const mock = useMock()
     const gets: (string | undefined)[] = []
@@ -359,6 +375,20 @@ describe("the answer to a request stream's resumption", () => {
 })
 
 describe('without a session', () => {
+  it('a 404 to the GET is no expired session: the server offers no GET stream', async () => {
+    useMock({sessions: false})
+    const gets = scriptGets([status(404)])
+    const {client, events, errors} = await connect()
+    await until(() => eventsOf(events, 'stream-closed').length === 1)
+    await expect(client.listTools()).resolves.toMatchObject({tools: expect.any(Array)})
+
+    expect(gets).toEqual([{sessionId: undefined, lastEventId: undefined}])
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'not-offered'}])
+    expect(eventsOf(events, 'session-expired')).toEqual([])
+    expect(errors).toEqual([])
+    await client.close()
+  })
+
   it('a broken standalone stream is abandoned, and a call whose stream broke re-attaches nothing: no session to attach to', async () => {
     useMock({sessions: false})
     const gets = scriptGets([() => sse([frame(undefined, listChanged)])])
@@ -392,6 +422,24 @@ describe('degraded', () => {
     }
     await client.close()
   })
+
+  it('says on recovery how long it was down: from its degradation to the GET that opened', async () => {
+    useMock()
+    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(503), status(503), status(503), status(503)])
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date']})
+    const {client, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 1000, factor: 2}})
+    await realTurns(() => gets.length === 1)
+    for (let step = 0; step < 50 && eventsOf(events, 'stream-degraded').length === 0; step++) await vi.advanceTimersByTimeAsync(10)
+    expect(gets).toHaveLength(3)
+    // Two slow attempts fail, the third opens: three waits of maxDelayMs.
+    await vi.advanceTimersByTimeAsync(3000)
+    await realTurns(() => eventsOf(events, 'stream-recovered').length === 1)
+    const [recovered] = eventsOf(events, 'stream-recovered')
+    expect(gets).toHaveLength(6)
+    expect(recovered!.downMs).toBeGreaterThanOrEqual(3000)
+    expect(recovered!.downMs).toBeLessThan(3100)
+    await client.close()
+  })
 })
 
 describe('a call that failed while no standalone stream is offered', () => {
@@ -412,6 +460,12 @@ describe('a call that failed while no standalone stream is offered', () => {
     await expect(client.callTool({name: 'echo'})).resolves.toMatchObject({content: [{type: 'text', text: 'ok'}]})
     expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'p1'])
     expect(eventsOf(events, 'reconnect')).toMatchObject([{stream: 'request', branch: 'stream-resumption'}])
+    await until(() => eventsOf(events, 'stream-closed').length === 3)
+    expect(eventsOf(events, 'stream-closed').map((event) => [event.stream, event.reason])).toEqual([
+      ['standalone', 'not-offered'],
+      ['request', 'abandoned'],
+      ['request', 'completed'],
+    ])
     await client.close()
   })
 })
