@@ -1,9 +1,11 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport} from '../../src/index.ts'
-import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
+import {ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
+import {answerToolCalls, frame, result, sse} from '../fixtures/wire.ts'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -197,6 +199,98 @@ describe('durability', () => {
     await transport.close()
     // Closing keeps the cursor for the next process.
     expect(await store.cursor('standalone')).toBe('e50')
+  })
+
+  it('relaxed: an event reaches onmessage before its cursor is in the store, and close() waits for the writes', async () => {
+    const store = new SlowApplyStore(50)
+    const notification = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n}})
+    useMock()
+    network.use(http.get(url, () => sse([frame('e1', notification(1)), frame('e2', notification(2))], 'open')))
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept', durability: 'relaxed'})
+    const applied: (string | undefined)[] = []
+    transport.onmessage = () => applied.push(store.appliedCursor('standalone'))
+    await transport.start()
+    await until(() => applied.length === 2)
+    expect(applied).toEqual([undefined, undefined])
+    await transport.close()
+    expect(await store.cursor('standalone')).toBe('e2')
+  })
+})
+
+describe('reading a stream', () => {
+  const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+  const streamWrites = (store: RecordingStore, from: number) => store.writes.slice(from).filter((write) => write.key.includes('#stream:request:'))
+
+  it("a call's stream the server leaves open after the answer is done with at once: closed as completed", async () => {
+    useMock()
+    const {client, events} = await connect()
+    answerToolCalls((id) => sse([frame('e1', result(id))], 'open'))
+    expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
+    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'))
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason: 'completed'}])
+    await client.close()
+  })
+
+  it.each([
+    ['without event IDs, progress before the answer', (id: JsonRpcId, token: unknown) => [frame(undefined, progress(token, 1)), frame(undefined, result(id))]],
+    ['with event IDs, progress and the answer in one chunk', (id: JsonRpcId, token: unknown) => [frame('e1', progress(token, 1)) + frame('e2', result(id))]],
+  ] as const)('a call whose stream brings %s writes nothing to the store: there is nothing left to resume', async (_what, chunks) => {
+    useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    const from = store.writes.length
+    answerToolCalls((id, token) => sse(chunks(id, token)))
+    const seen: number[] = []
+    await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)})
+    expect(seen).toEqual([1])
+    await client.close()
+    expect(streamWrites(store, from)).toEqual([])
+  })
+
+  it('events without an ID after one with an ID store the cursor once: it did not move', async () => {
+    useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    const from = store.writes.length
+    answerToolCalls((id, token) => sse([frame('e1', progress(token, 1)), frame(undefined, progress(token, 2)), frame(undefined, progress(token, 3)), frame(undefined, result(id))]))
+    const seen: number[] = []
+    await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)})
+    expect(seen).toEqual([1, 2, 3])
+    expect(streamWrites(store, from).filter((write) => write.op === 'set')).toHaveLength(1)
+    await client.close()
+  })
+
+  it('a retry alone moves what is stored of the stream: a next process waits it', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    let second: (() => void) | undefined
+    interceptGets(mock, (_get, index) => {
+      if (index > 0) return undefined
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(frame('g1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})))
+          second = () => controller.enqueue(new TextEncoder().encode('retry: 3000\n\n'))
+        },
+      })
+      return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+    })
+    const {client, transport} = await connect({store})
+    const listChanged = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()))
+    await listChanged
+    await until(() => second !== undefined)
+    second!()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await transport.close()
+    expect(await store.get('mcp-resumable-http:http://mcp.test/mcp#stream:standalone')).toMatchObject({lastEventId: 'g1', retryMs: 3000})
+  })
+
+  it('events of another type than message are not for the Client: neither delivered nor parsed', async () => {
+    useMock()
+    const {client, errors} = await connect()
+    answerToolCalls((id) => sse([`event: keepalive\ndata: not JSON\n\n`, frame('e1', result(id))]))
+    expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
+    expect(errors).toEqual([])
+    await client.close()
   })
 })
 

@@ -409,6 +409,20 @@ describe('without a session', () => {
 })
 
 describe('degraded', () => {
+  it('an authorization flow that failed on the GET reaches onerror once, as the stream degrades', async () => {
+    useMock()
+    const gets = scriptGets([status(401)])
+    const denied = new Error('the user must log in')
+    const authProvider = {token: async () => 'token-1', onUnauthorized: async () => Promise.reject(denied)}
+    const {client, events, errors} = await connect({authProvider})
+    await until(() => eventsOf(events, 'stream-recovered').length === 1)
+
+    expect(gets).toHaveLength(2)
+    expect(eventsOf(events, 'stream-degraded')).toMatchObject([{stream: 'standalone', error: denied}])
+    expect(errors).toEqual([denied])
+    await client.close()
+  })
+
   it('tries one GET every maxDelayMs, not a series of attempts', async () => {
     useMock()
     const gets = scriptGets([() => sse([frame(undefined, listChanged)]), ...Array.from({length: 20}, () => status(503))])
