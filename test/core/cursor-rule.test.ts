@@ -50,6 +50,24 @@ describe('an empty event ID', () => {
 })
 
 describe('stored streams a new process resumes', () => {
+  it("hand a previous process's stream's server requests to the Client, and are done with at its answer though the server leaves them open", async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const first = await connect({store})
+    await first.transport.close()
+    await store.set(`${namespace}#stream:request:17`, {sessionId: 'session-1', lastEventId: 'kept-17', call: {method: 'tools/call', name: 'ask', clientId: 9}})
+    const sampling = {jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: 'asked before'}}], maxTokens: 10}}
+    interceptGets(mock, (get) => (get.lastEventId === 'kept-17' ? sse([frame('r1', sampling), frame('r2', listChanged), frame('r3', result(17, 'done'))], 'open') : undefined))
+
+    const after = await connect({store})
+    await until(() => eventsOf(after.events, 'stream-closed').some((event) => event.stream === 'request'))
+    expect(eventsOf(after.events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{requestId: 17, reason: 'completed'}])
+    expect(after.sampled).toEqual(['asked before'])
+    expect(eventsOf(after.events, 'orphaned-notification')).toMatchObject([{method: 'notifications/tools/list_changed', call: {name: 'ask', clientId: 9}}])
+    expect(eventsOf(after.events, 'unmatched-response')).toMatchObject([{id: 17}])
+    await after.client.close()
+  })
+
   it("wait the stored stream's retry before each attempt after the first, as the server asked the previous process", async () => {
     const mock = useMock()
     const store = new MemoryStore()
@@ -143,6 +161,13 @@ describe('why a call was settled outcome-unknown', () => {
       /the response stream of request (\d+): the server sent nothing for 50 ms after resuming from Last-Event-ID "p1"; the request was not sent again$/,
       [],
     ],
+    [
+      'the resumed stream brought nothing but a retry',
+      [frame('p1')],
+      () => sse(['retry: 5000\n\n'], 'open'),
+      /the response stream of request (\d+): the server sent nothing for 50 ms after resuming from Last-Event-ID "p1"; the request was not sent again$/,
+      [],
+    ],
   ] as const)('%s: the message says so, names the stream and the cursor, and nothing reaches onerror', async (_what, chunks, resumption, message, failedAttempts) => {
     const mock = useMock()
     interceptGets(mock, (get) => (get.lastEventId === undefined ? held() : resumption()))
@@ -154,6 +179,9 @@ describe('why a call was settled outcome-unknown', () => {
     expect(errors).toEqual([])
     const attempts = eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'request' && event.attempt > 0)
     expect(attempts.map((event) => codeOf(event.error))).toEqual(failedAttempts)
+    // The POST's connection broke: said once, as it came, at attempt 0.
+    const drops = eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'request' && event.attempt === 0)
+    expect(drops.map((event) => event.error.message)).toEqual(['terminated'])
     await client.close()
   })
 

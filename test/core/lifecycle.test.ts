@@ -221,13 +221,24 @@ describe('reading a stream', () => {
   const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
   const streamWrites = (store: RecordingStore, from: number) => store.writes.slice(from).filter((write) => write.key.includes('#stream:request:'))
 
-  it("a call's stream the server leaves open after the answer is done with at once: closed as completed", async () => {
+  it("a call's stream the server leaves open after the answer is done with at once: closed as completed, its body cancelled", async () => {
     useMock()
-    const {client, events} = await connect()
-    answerToolCalls((id) => sse([frame('e1', result(id))], 'open'))
+    let cancelled = false
+    // The app's fetch hands the transport the response as the server made it (msw would stand between).
+    const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const call = typeof init?.body === 'string' ? (JSON.parse(init.body) as {method?: string; id?: JsonRpcId}) : {}
+      if (call.method !== 'tools/call') return globalThis.fetch(input, init)
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(new TextEncoder().encode(frame('e1', result(call.id!)))),
+        cancel: () => void (cancelled = true),
+      })
+      return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+    }
+    const {client, events} = await connect({fetch})
     expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
     await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'))
     expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason: 'completed'}])
+    await until(() => cancelled)
     await client.close()
   })
 
