@@ -127,6 +127,34 @@ describe('what a call writes to the store', () => {
     await client.close()
   })
 
+  it("a call answered on another stream while its own waits to be resumed never stores its cursor again", async () => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    let push: ((text: string) => void) | undefined
+    let callId: JsonRpcId | undefined
+    let token: unknown
+    interceptGets(mock, (get) => {
+      if (get.lastEventId === 'p1') return sse([frame('p2', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: 2}})], 'open')
+      const body = new ReadableStream<Uint8Array>({start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text)))})
+      return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+    })
+    const {client, events} = await connect({store, reconnect: {minDelayMs: 200, maxDelayMs: 400}})
+    await until(() => push !== undefined)
+    answerToolCalls((id, progressToken) => {
+      ;[callId, token] = [id, progressToken]
+      return sse([frame('p1', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: 1}})], 'error')
+    })
+    const call = client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+    await until(() => eventsOf(events, 'reconnect-failed').some((event) => event.stream === 'request'))
+    // The server answers the call on the standalone stream while the call's own stream waits out its backoff.
+    push!(frame('g1', result(callId!)))
+    expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
+    const from = store.writes.length
+    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'), 2000)
+    expect(store.writes.slice(from).filter((write) => write.op === 'set' && write.key.includes('#stream:request:'))).toEqual([])
+    await client.close()
+  })
+
   it("a call answered just before close() leaves no cursor behind: a next process never resumes an answered call's stream", async () => {
     useMock()
     const store = new MemoryStore()
