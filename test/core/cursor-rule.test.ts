@@ -104,6 +104,7 @@ describe('stored streams a new process resumes', () => {
       ['old-request:9', 'other-name'],
       ['request:-1', 'negative'],
       ['request:1.5', 'fraction'],
+      ['request:99999999999999999999', 'past-safe-integers'],
       ['request:', 'empty'],
       ['requests:8', 'other-prefix'],
       ['other:9', 'other-kind'],
