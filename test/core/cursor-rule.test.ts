@@ -4,7 +4,7 @@
  */
 import {describe, expect, it, vi} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {quiet, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
@@ -52,9 +52,7 @@ describe('an empty event ID', () => {
 describe('stored streams a new process resumes', () => {
   it("hand a previous process's stream's server requests to the Client, and are done with at its answer though the server leaves them open", async () => {
     const mock = useMock()
-    const store = new MemoryStore()
-    const first = await connect({store})
-    await first.transport.close()
+    const store = await storedSession(new MemoryStore())
     await store.set(`${namespace}#stream:request:17`, {sessionId: 'session-1', lastEventId: 'kept-17', call: {method: 'tools/call', name: 'ask', clientId: 9}})
     const sampling = {jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: 'asked before'}}], maxTokens: 10}}
     interceptGets(mock, (get) => (get.lastEventId === 'kept-17' ? sse([frame('r1', sampling), frame('r2', listChanged), frame('r3', result(17, 'done'))], 'open') : undefined))
@@ -70,9 +68,7 @@ describe('stored streams a new process resumes', () => {
 
   it("wait the stored stream's retry before each attempt after the first, as the server asked the previous process", async () => {
     const mock = useMock()
-    const store = new MemoryStore()
-    const first = await connect({store})
-    await first.transport.close()
+    const store = await storedSession(new MemoryStore())
     await store.set(`${namespace}#stream:standalone`, {sessionId: 'session-1', lastEventId: 'g1', retryMs: 3000})
     const gets = interceptGets(mock, (_get, index) => (index === 0 ? new Response(null, {status: 503}) : sse([], 'open')))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
@@ -95,9 +91,7 @@ describe('stored streams a new process resumes', () => {
 
   it('only records keyed by the standalone stream or a non-negative integer request ID', async () => {
     const mock = useMock()
-    const store = new MemoryStore()
-    const first = await connect({store})
-    await first.transport.close()
+    const store = await storedSession(new MemoryStore())
     const record = (lastEventId: string) => ({sessionId: 'session-1', lastEventId, call: {method: 'tools/call', name: 'echo', clientId: 9}})
     for (const [key, cursor] of [
       ['request:17', 'kept-17'],

@@ -6,7 +6,7 @@ import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type TransportEvent} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {failure} from '../fixtures/wire.ts'
 
@@ -95,9 +95,7 @@ describe('the answer that starts the session', () => {
 describe('a stored session that expires before the Client asked for its initialize answer', () => {
   it('answers the next initialize from the server, not from the store', async () => {
     const mock = useMock()
-    const store = new MemoryStore()
-    const first = await connect({store})
-    await first.transport.close()
+    const store = await storedSession(new MemoryStore())
     interceptGets(mock, () => new HttpResponse(null, {status: 404}))
 
     const events: TransportEvent[] = []

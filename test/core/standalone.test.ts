@@ -434,7 +434,7 @@ describe('degraded', () => {
     useMock()
     const gets = scriptGets([status(401)])
     const denied = new Error('the user must log in')
-    const authProvider = {token: async () => 'token-1', onUnauthorized: async () => Promise.reject(denied)}
+    const authProvider = {token: () => Promise.resolve('token-1'), onUnauthorized: () => Promise.reject(denied)}
     const {client, events, errors} = await connect({authProvider})
     await until(() => eventsOf(events, 'stream-recovered').length === 1)
 
