@@ -48,8 +48,10 @@ export class SeenEventIds {
       // Stryker disable next-line ConditionalExpression: as above; and past the bytes bound, `count >= capacity` is what brought us here
       if (slot !== noRoom && count >= this.#capacity && this.#capacity < this.#maxCapacity && this.#bytes < this.#halfBytes) {
         this.#resize(Math.min(this.#capacity * 2, this.#maxCapacity))
+      } else {
         // Stryker disable next-line ConditionalExpression: as above
-      } else this.#rotate(slot !== noRoom && count < this.#maxCapacity)
+        this.#rotate(slot !== noRoom && count < this.#maxCapacity)
+      }
       slot = this.#find(this.#current, hash, id)
     }
     this.#put(this.#current, -1 - slot, id)
