@@ -84,6 +84,7 @@ export function resolveLimits(options: unknown = {}): Limits {
   if (unknown !== undefined) {
     throw new TypeError(`Unknown field limits.${unknown}: the fields are ${Object.keys(defaultLimits).join(', ')}`)
   }
+  // Stryker disable next-line ObjectLiteral: the loop below assigns every field
   const limits = {...defaultLimits}
   for (const name of Object.keys(defaultLimits) as LimitName[]) {
     const value = (options as LimitOptions)[name] ?? defaultLimits[name]

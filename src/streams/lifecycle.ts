@@ -1,7 +1,7 @@
 import {isAuthorizationFailure} from '../auth.ts'
 import {firstBackoff, retryAfterMs, retryWithBackoff, sleep} from '../backoff.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from '../decision.ts'
-import {asError, isTransportError, TransportError} from '../errors.ts'
+import {abortedError, asError, isTransportError, TransportError} from '../errors.ts'
 import type {TransportEvent, TransportMetrics} from '../events.ts'
 import {discard, exchange, httpError, isEventStream, type HttpClient} from '../http.ts'
 import type {ResolvedOptions} from '../options.ts'
@@ -53,7 +53,7 @@ export type Opening =
 
 /** How a stream ended, named after what happened. */
 type Ending =
-  | {reason: 'completed' | 'abandoned' | 'session-expired'}
+  | {reason: 'completed' | 'abandoned'}
   | {reason: 'silent' | 'not-offered' | 'ended-by-server' | 'given-up'; error: TransportError}
 
 /** How long the resumed standalone stream of a re-attached session reads its replay before it re-attaches without cursor. */
@@ -114,6 +114,7 @@ export class StreamLifecycle {
   /** Follows `stream` from its first connection, already open: a POST answered with an event stream. */
   follow(stream: Stream, body: ReadableStream<Uint8Array>): Promise<void> {
     return this.#run(stream, async () => {
+      // Stryker disable next-line StringLiteral: a connection's branch is read only to tell a session resumption
       const outcome = await this.#host.read({stream, branch: 'open', resumed: false}, body)
       return outcome === 'completed' ? {reason: 'completed'} : 'broke'
     })
@@ -175,9 +176,10 @@ export class StreamLifecycle {
       try {
         await sleep(host.options.reconnect.maxDelayMs, AbortSignal.any([stream.controller.signal, wake.signal]))
       } catch {
-        stream.controller.signal.throwIfAborted()
+        // Woken early by a request that succeeded, or aborted: p-retry then throws the abort before any attempt.
       }
       try {
+        // Stryker disable next-line StringLiteral: #series tells only 'open' and 'resume' from the rest
         return await this.#series(stream, 'reattach', 1)
       } catch {
         stream.controller.signal.throwIfAborted()
@@ -203,18 +205,17 @@ export class StreamLifecycle {
         // [RFC 9110 10.2.3] what the last answer's Retry-After asked for, beyond the backoff already waited.
         const retryAfter = (stream.retryAfterUntil ?? 0) - Date.now()
         stream.retryAfterUntil = undefined
+        // Stryker disable next-line EqualityOperator: a wait of 0 ms is none
         if (retryAfter > 0) await sleep(retryAfter, signal)
-        const plan = opening === 'open' && attempt === 1 ? {branch: 'open' as const, lastEventId: undefined} : this.#decide(stream)
-        if ('reason' in plan) return plan
-        const step = await this.#connect(stream, plan, attempt)
-        if (step !== 'cursor-refused') return step
-        // Decided again at once, without that cursor. A refused cursor is never sent again, so this connects
-        // without one; were it refused again, the failed attempt would back off rather than spin.
-        const next = this.#decide(stream)
-        if ('reason' in next) return next
-        const retried = await this.#connect(stream, next, attempt)
-        if (retried === 'cursor-refused') throw new TransportError('resumption-rejected', `${stream.describe()}: a cursor was refused twice in a row`)
-        return retried
+        let plan: Plan = opening === 'open' && attempt === 1 ? {branch: 'open', lastEventId: undefined} : this.#decide(stream)
+        for (;;) {
+          if ('reason' in plan) return plan
+          const step = await this.#connect(stream, plan, attempt)
+          if (step !== 'cursor-refused') return step
+          // Decided again at once, without that cursor: a refused cursor is never sent again (Stream.cursorFor), and a
+          // 4xx to a GET without one is no refusal of a cursor, so this turns once at most.
+          plan = this.#decide(stream)
+        }
       },
       policy,
       signal,
@@ -228,12 +229,13 @@ export class StreamLifecycle {
     if (stream.kind === 'standalone' && this.#reemissionWanted) stream.dropCursor()
     const decision = decideReconnect({sessionId: host.sessionId(), ...stream.cursorFacts(), stream: stream.kind})
     if (decision.branch === 'stream-resumption') return {branch: decision.branch, lastEventId: decision.lastEventId}
+    // Stryker disable next-line ConditionalExpression,CallExpression: a cursor the decision dropped is never sent (the next decision drops it again, and persistable applies the same rule): dropping it only frees it
     if (decision.dropCursor) stream.dropCursor()
     if (decision.settleRequest) {
       this.wantReemission()
       // The answer was on this stream and only a cursor could have brought it back.
-      const why = stream.refusal ?? new TransportError('network', 'the stream broke before any event ID')
-      host.settle(stream, outcomeUnknown(`${stream.describe()}: ${why.message}; the request was not sent again`, why))
+      const why = stream.refusal?.message ?? 'the stream broke before any event ID'
+      host.settle(stream, outcomeUnknown(`${stream.describe()}: ${why}; the request was not sent again`, stream.refusal))
     }
     if (decision.branch === 'session-resumption' && stream.kind === 'standalone') {
       return {branch: decision.branch, lastEventId: undefined}
@@ -296,15 +298,17 @@ export class StreamLifecycle {
     }
     if (answer === 'transient') {
       const wait = retryAfterMs(response.headers.get('retry-after'), host.options.limits.maxRetryMs)
-      if (wait !== undefined) stream.retryAfterUntil = Date.now() + wait
+      stream.retryAfterUntil = Date.now() + (wait ?? 0)
       throw await httpError(host.http, response, what)
     }
     if (answer === 'refused' || answer === 'unauthorized') return this.#givenUp(stream, await httpError(host.http, response, what))
+    // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows the socket it holds
     discard(response)
     switch (answer) {
       case 'session-expired':
         await host.expireSession(new TransportError('session-expired', `Session ${sessionId} has expired (HTTP 404 on GET)`, {status}))
-        return {reason: 'session-expired'}
+        // The session's end aborted its streams, this one too: it ends silently, as any aborted stream.
+        throw abortedError(stream.controller.signal)
       case 'cursor-refused': {
         const error = new TransportError('resumption-rejected', `The server refused Last-Event-ID ${JSON.stringify(lastEventId)} of ${stream.describe()} (HTTP ${status})`, {status})
         stream.refuse(error)
@@ -362,12 +366,13 @@ export class StreamLifecycle {
   /** ENDED: what the end means for the stream's request, or for the app when it is the standalone stream. */
   #end(stream: Stream, ending: Ending): void {
     const host = this.#host
-    if (ending.reason === 'session-expired') return
+    // The standalone stream ends with an error only when the server offers it no more (not-offered, ended-by-server):
+    // nothing to report (given up, it degrades instead of ending), nothing to settle, and a later one attaches without
+    // a cursor anyway.
     if ('error' in ending) {
       // Ended for want of the user's authorization: re-attaching now would only meet it again (and report it again).
-      if (stream.kind === 'request') this.wantReemission(!isAuthorizationFailure(ending.error.cause))
-      if (stream.kind === 'request') host.settle(stream, ending.error)
-      else if (ending.reason === 'given-up') host.report(ending.error.cause ?? ending.error)
+      this.wantReemission(!isAuthorizationFailure(ending.error.cause))
+      host.settle(stream, ending.error)
     }
     host.emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: ending.reason})
   }

@@ -37,16 +37,16 @@ export interface ReaderHost {
   /** Hands one message to the Client, de-duplicated; a response marks the stream of its request answered. */
   take(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void
   /** Undefined when a server request may be handed to the Client now; else when it may (see `Inbox.roomForRequest`). */
-  roomForRequest?(signal: AbortSignal): Promise<void> | undefined
+  roomForRequest(signal: AbortSignal): Promise<void> | undefined
   emit(event: TransportEvent): void
   report(error: unknown): void
   track(task: Promise<void>): void
 }
 
-/** A batch ready for delivery once `stored` resolves. */
+/** A batch ready for delivery once `stored` resolves (at once without it). */
 interface Prepared {
   messages: JSONRPCMessage[]
-  stored: Promise<void>
+  stored: Promise<unknown> | undefined
 }
 
 /**
@@ -87,7 +87,9 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
     if (silence?.expired === true) return 'silent'
     // A read failure is a dropped connection; what follows is the reconnect decision's business.
     if (ended?.aborted !== true) host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
-  } finally {
+  } finally
+  // Stryker disable next-line BlockStatement: it releases an ended connection's timer and listeners; the stream's abort cancels the body anyway
+  {
     silence?.release()
     await batches.close()
   }
@@ -146,11 +148,8 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
     if (writes.length > 0 || (messages.length > 0 && !host.cursors.isStored(stream))) writes.push(host.cursors.saveCursor(stream))
     else host.cursors.saveCursorSoon(stream)
   }
-  if (writes.length === 0) return {messages, stored: Promise.resolve()}
-  const saved = writes.length === 1 ? writes[0]! : Promise.all(writes).then(() => {})
-  if (host.options.durability === 'strict') return {messages, stored: saved}
-  host.track(saved)
-  return {messages, stored: Promise.resolve()}
+  // Relaxed: delivered at once, the writes go on; close() waits for them all the same (SessionRecords.settled).
+  return {messages, stored: host.options.durability === 'strict' ? Promise.all(writes) : undefined}
 }
 
 /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
@@ -168,18 +167,17 @@ function parseInto(host: ReaderHost, messages: JSONRPCMessage[], data: string): 
  * at once, so a request's last progress and its response in one turn would lose the progress.
  */
 export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomForRequest'>, messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
+  // Stryker disable next-line BooleanLiteral: a turn more before the first message changes no order
   let delivered = false
   const signal = stream?.controller.signal
   // Left by a previous process: its messages were meant for that process's Client.
   const orphan = stream?.orphan === true ? stream : undefined
   for (const message of messages) {
     const responseId = responseIdOf(message)
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: a turn more before any message changes no order
     if (delivered && responseId !== undefined) await Promise.resolve()
     // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
-    if (signal !== undefined && responseId === undefined && requestIdOf(message) !== undefined) {
-      const room = host.roomForRequest?.(signal)
-      if (room !== undefined) await room
-    }
+    if (signal !== undefined && responseId === undefined && requestIdOf(message) !== undefined) await host.roomForRequest(signal)
     if (signal?.aborted === true) throw abortedError(signal)
     if (orphan !== undefined && responseId === undefined && requestIdOf(message) === undefined) {
       // Progress and logs of a request this process never made would only confuse the Client.

@@ -17,11 +17,13 @@ export class SeenEventIds {
   #capacity = 0
   #mask = 0
   /** Per generation: open addressing, at most a quarter full; 0 for empty, else 1 + the index of the ID in {@link #ids}. */
+  // Stryker disable next-line ArrayDeclaration: #resize in the constructor sets it
   #tables: [Int32Array, Int32Array] = [new Int32Array(0), new Int32Array(0)]
   /** Generation `g` holds its IDs from `g * capacity` on, in arrival order. */
   #ids: string[] = []
   /** The generation IDs are added to; the other is the older one. */
   #current: 0 | 1 = 0
+  // Stryker disable next-line ArrayDeclaration: #resize in the constructor sets it
   readonly #counts: [number, number] = [0, 0]
   /** The characters of the current generation's IDs. */
   #bytes = 0
@@ -41,10 +43,15 @@ export class SeenEventIds {
     let slot = this.#find(this.#current, hash, id)
     if (slot >= 0) return false
     const count = this.#counts[this.#current]
+    // Stryker disable next-line ConditionalExpression: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
     if (slot === noRoom || count >= this.#capacity || this.#bytes >= this.#halfBytes) {
+      // Stryker disable next-line ConditionalExpression: as above; and past the bytes bound, `count >= capacity` is what brought us here
       if (slot !== noRoom && count >= this.#capacity && this.#capacity < this.#maxCapacity && this.#bytes < this.#halfBytes) {
         this.#resize(Math.min(this.#capacity * 2, this.#maxCapacity))
-      } else this.#rotate(slot !== noRoom && count < this.#maxCapacity)
+      } else {
+        // Stryker disable next-line ConditionalExpression: as above
+        this.#rotate(slot !== noRoom && count < this.#maxCapacity)
+      }
       slot = this.#find(this.#current, hash, id)
     }
     this.#put(this.#current, -1 - slot, id)
@@ -59,6 +66,7 @@ export class SeenEventIds {
   #find(generation: number, hash: number, id: string): number {
     const table = this.#tables[generation]!
     let slot = hash & this.#mask
+    // Stryker disable next-line UpdateOperator,ArithmeticOperator,EqualityOperator: probing backwards is as consistent as forwards; no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
     for (let probe = 0; probe < maxProbes; probe++, slot = (slot + 1) & this.#mask) {
       const entry = table[slot]!
       if (entry === 0) return -1 - slot
@@ -79,6 +87,7 @@ export class SeenEventIds {
     this.#current = this.#current === 0 ? 1 : 0
     this.#tables[this.#current].fill(0)
     // Released for the garbage collector: a forgotten ID may be large.
+    // Stryker disable next-line StringLiteral,ArithmeticOperator: it releases memory; a slot is read only through a table entry, which points only at IDs written since
     this.#ids.fill('', this.#current * this.#capacity, (this.#current + 1) * this.#capacity)
     this.#counts[this.#current] = 0
     this.#bytes = 0
@@ -92,11 +101,13 @@ export class SeenEventIds {
     this.#capacity = capacity
     this.#mask = size - 1
     this.#tables = [new Int32Array(size), new Int32Array(size)]
+    // Stryker disable next-line StringLiteral: as in #rotate
     this.#ids = new Array<string>(capacity * 2).fill('')
     for (const generation of [0, 1] as const) {
       this.#counts[generation] = 0
       for (const id of held[generation]!) {
         const slot = this.#find(generation, hashOf(id), id)
+        // Stryker disable next-line ConditionalExpression: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
         if (slot !== noRoom) this.#put(generation, -1 - slot, id)
       }
     }
@@ -113,6 +124,7 @@ const seed = (Math.random() * 2 ** 32) >>> 0
 /** FNV-1a over the UTF-16 code units of `text`, from {@link seed}, its bits mixed (MurmurHash3's finalizer). */
 function hashOf(text: string): number {
   let hash = seed ^ 0x811c9dc5
+  // Stryker disable next-line EqualityOperator: `charCodeAt` past the end is NaN, and `hash ^ NaN` is `hash ^ 0`: another hash, as consistent
   for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193)
   // FNV's low bits, which pick the slot, vary little between IDs that differ in their last characters.
   hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)

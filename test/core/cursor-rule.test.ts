@@ -2,11 +2,11 @@
  * The cursor rule as a restart sees it: what a stream leaves in the store, and which stored streams a new process
  * resumes. Also how the errors name the stream they are about.
  */
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
-import {quiet} from '../fixtures/timing.ts'
+import {quiet, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
@@ -50,17 +50,55 @@ describe('an empty event ID', () => {
 })
 
 describe('stored streams a new process resumes', () => {
+  it("hand a previous process's stream's server requests to the Client, and are done with at its answer though the server leaves them open", async () => {
+    const mock = useMock()
+    const store = await storedSession(new MemoryStore())
+    await store.set(`${namespace}#stream:request:17`, {sessionId: 'session-1', lastEventId: 'kept-17', call: {method: 'tools/call', name: 'ask', clientId: 9}})
+    const sampling = {jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: 'asked before'}}], maxTokens: 10}}
+    interceptGets(mock, (get) => (get.lastEventId === 'kept-17' ? sse([frame('r1', sampling), frame('r2', listChanged), frame('r3', result(17, 'done'))], 'open') : undefined))
+
+    const after = await connect({store})
+    await until(() => eventsOf(after.events, 'stream-closed').some((event) => event.stream === 'request'))
+    expect(eventsOf(after.events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{requestId: 17, reason: 'completed'}])
+    expect(after.sampled).toEqual(['asked before'])
+    expect(eventsOf(after.events, 'orphaned-notification')).toMatchObject([{method: 'notifications/tools/list_changed', call: {name: 'ask', clientId: 9}}])
+    expect(eventsOf(after.events, 'unmatched-response')).toMatchObject([{id: 17}])
+    await after.client.close()
+  })
+
+  it("wait the stored stream's retry before each attempt after the first, as the server asked the previous process", async () => {
+    const mock = useMock()
+    const store = await storedSession(new MemoryStore())
+    await store.set(`${namespace}#stream:standalone`, {sessionId: 'session-1', lastEventId: 'g1', retryMs: 3000})
+    const gets = interceptGets(mock, (_get, index) => (index === 0 ? new Response(null, {status: 503}) : sse([], 'open')))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    try {
+      const after = await connect({store, reconnect: {minDelayMs: 1, maxDelayMs: 5}})
+      await realTurns(() => gets.length === 1)
+      // Re-attaching goes at once; the attempt after its failure waits the stream's retry, not the backoff.
+      await vi.advanceTimersByTimeAsync(2900)
+      expect(gets).toEqual([{sessionId: 'session-1', lastEventId: 'g1'}])
+      await vi.advanceTimersByTimeAsync(200)
+      expect(gets).toEqual([
+        {sessionId: 'session-1', lastEventId: 'g1'},
+        {sessionId: 'session-1', lastEventId: 'g1'},
+      ])
+      await after.client.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it('only records keyed by the standalone stream or a non-negative integer request ID', async () => {
     const mock = useMock()
-    const store = new MemoryStore()
-    const first = await connect({store})
-    await first.transport.close()
+    const store = await storedSession(new MemoryStore())
     const record = (lastEventId: string) => ({sessionId: 'session-1', lastEventId, call: {method: 'tools/call', name: 'echo', clientId: 9}})
     for (const [key, cursor] of [
       ['request:17', 'kept-17'],
       ['old-request:9', 'other-name'],
       ['request:-1', 'negative'],
       ['request:1.5', 'fraction'],
+      ['request:99999999999999999999', 'past-safe-integers'],
       ['request:', 'empty'],
       ['requests:8', 'other-prefix'],
       ['other:9', 'other-kind'],
@@ -89,6 +127,65 @@ describe('errors name their stream', () => {
     const failure = await client.callTool({name: 'slow', arguments: {steps: 2}}).catch((error: unknown) => error as Error)
     expect(codeOf(failure)).toBe('outcome-unknown')
     expect((failure as Error).message).toMatch(/: the response stream of request \d+/)
+    await client.close()
+  })
+})
+
+describe('why a call was settled outcome-unknown', () => {
+  const held = (): Response => sse([], 'open')
+  it.each([
+    ['its stream broke before any event ID', [] as string[], held, /the response stream of request (\d+): the stream broke before any event ID; the request was not sent again$/, []],
+    [
+      'the server refused its cursor',
+      [frame('p1')],
+      () => new Response(null, {status: 400}),
+      /the response stream of request (\d+): The server refused Last-Event-ID "p1" of the response stream of request \1 \(HTTP 400\); the request was not sent again$/,
+      [],
+    ],
+    [
+      'every resumption closed before any new event',
+      [frame('p1')],
+      () => sse([]),
+      /the response stream of request (\d+) could not be resumed: the response stream of request \1 closed before any new event; the request was not sent again$/,
+      ['network', 'network'],
+    ],
+    [
+      'the resumed stream stayed silent',
+      [frame('p1')],
+      held,
+      /the response stream of request (\d+): the server sent nothing for 50 ms after resuming from Last-Event-ID "p1"; the request was not sent again$/,
+      [],
+    ],
+    [
+      'the resumed stream brought nothing but a retry',
+      [frame('p1')],
+      () => sse(['retry: 5000\n\n'], 'open'),
+      /the response stream of request (\d+): the server sent nothing for 50 ms after resuming from Last-Event-ID "p1"; the request was not sent again$/,
+      [],
+    ],
+  ] as const)('%s: the message says so, names the stream and the cursor, and nothing reaches onerror', async (_what, chunks, resumption, message, failedAttempts) => {
+    const mock = useMock()
+    interceptGets(mock, (get) => (get.lastEventId === undefined ? held() : resumption()))
+    const {client, errors, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}, resumeTimeoutMs: 50})
+    answerToolCalls(() => sse([...chunks], 'error'))
+    const failure = await client.callTool({name: 'echo'}).catch((error: unknown) => error as Error)
+    expect(codeOf(failure)).toBe('outcome-unknown')
+    expect(failure.message).toMatch(message)
+    expect(errors).toEqual([])
+    const attempts = eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'request' && event.attempt > 0)
+    expect(attempts.map((event) => codeOf(event.error))).toEqual(failedAttempts)
+    // The POST's connection broke: said once, as it came, at attempt 0.
+    const drops = eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'request' && event.attempt === 0)
+    expect(drops.map((event) => event.error.message)).toEqual(['terminated'])
+    await client.close()
+  })
+
+  it('a refused cursor of the standalone stream reaches onerror with its status, the stream named', async () => {
+    const mock = useMock()
+    interceptGets(mock, (_get, index) => (index === 0 ? sse([frame('g_1', listChanged)]) : index === 1 ? new Response(null, {status: 400}) : sse([], 'open')))
+    const {client, errors} = await connect()
+    await until(() => errors.length === 1)
+    expect(errors[0]).toMatchObject({code: 'resumption-rejected', status: 400, message: 'The server refused Last-Event-ID "g_1" of the standalone GET stream (HTTP 400)'})
     await client.close()
   })
 })

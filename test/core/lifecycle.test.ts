@@ -1,9 +1,11 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport} from '../../src/index.ts'
-import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
+import {ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
+import {answerToolCalls, frame, result, sse} from '../fixtures/wire.ts'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -125,6 +127,34 @@ describe('what a call writes to the store', () => {
     await client.close()
   })
 
+  it("a call answered on another stream while its own waits to be resumed never stores its cursor again", async () => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    let push: ((text: string) => void) | undefined
+    let callId: JsonRpcId | undefined
+    let token: unknown
+    interceptGets(mock, (get) => {
+      if (get.lastEventId === 'p1') return sse([frame('p2', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: 2}})], 'open')
+      const body = new ReadableStream<Uint8Array>({start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text)))})
+      return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+    })
+    const {client, events} = await connect({store, reconnect: {minDelayMs: 200, maxDelayMs: 400}})
+    await until(() => push !== undefined)
+    answerToolCalls((id, progressToken) => {
+      ;[callId, token] = [id, progressToken]
+      return sse([frame('p1', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: 1}})], 'error')
+    })
+    const call = client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+    await until(() => eventsOf(events, 'reconnect-failed').some((event) => event.stream === 'request'))
+    // The server answers the call on the standalone stream while the call's own stream waits out its backoff.
+    push!(frame('g1', result(callId!)))
+    expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
+    const from = store.writes.length
+    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'), 2000)
+    expect(store.writes.slice(from).filter((write) => write.op === 'set' && write.key.includes('#stream:request:'))).toEqual([])
+    await client.close()
+  })
+
   it("a call answered just before close() leaves no cursor behind: a next process never resumes an answered call's stream", async () => {
     useMock()
     const store = new MemoryStore()
@@ -169,25 +199,16 @@ describe('cancellation', () => {
 describe('durability', () => {
   /** A standalone stream of `frames`, sent in five network chunks (a batch is cut only between chunks). */
   function standaloneInChunks(frames: string[]): void {
-    network.use(
-      http.get(url, () => {
-        const chunk = frames.length / 5
-        const body = new ReadableStream<Uint8Array>({
-          start(controller) {
-            for (let n = 0; n < 5; n++) controller.enqueue(new TextEncoder().encode(frames.slice(n * chunk, n * chunk + chunk).join('')))
-          },
-        })
-        return new HttpResponse(body, {headers: {'content-type': 'text/event-stream'}})
-      }),
-    )
+    const size = frames.length / 5
+    const chunks = Array.from({length: 5}, (_, n) => frames.slice(n * size, n * size + size).join(''))
+    network.use(http.get(url, () => sse(chunks, 'open')))
   }
-  const frame = (n: number, message: object) => `id: e${n}\ndata: ${JSON.stringify(message)}\n\n`
 
   it('the cursor past a server request is in the store before the request reaches onmessage', async () => {
     // Writes take effect only when they resolve: what onmessage sees stored was awaited, not only started.
     const store = new SlowApplyStore(5)
     useMock()
-    standaloneInChunks(Array.from({length: 50}, (_, n) => frame(n + 1, {jsonrpc: '2.0', id: `ask-${n + 1}`, method: 'ping'})))
+    standaloneInChunks(Array.from({length: 50}, (_, n) => frame(`e${n + 1}`, {jsonrpc: '2.0', id: `ask-${n + 1}`, method: 'ping'})))
     const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept'})
     const checks: boolean[] = []
     transport.onmessage = (message) => {
@@ -207,7 +228,7 @@ describe('durability', () => {
   it('a stream of notifications has its cursor stored before its first delivery, then coalesced within 250 ms', async () => {
     const store = new SlowApplyStore(5)
     useMock()
-    standaloneInChunks(Array.from({length: 50}, (_, n) => frame(n + 1, {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}})))
+    standaloneInChunks(Array.from({length: 50}, (_, n) => frame(`e${n + 1}`, {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}})))
     const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept'})
     const storedAtDelivery: (string | undefined)[] = []
     transport.onmessage = () => storedAtDelivery.push(store.appliedCursor('standalone'))
@@ -220,6 +241,109 @@ describe('durability', () => {
     const cursorWrites = store.writes.filter((write) => write.op === 'set' && write.key.endsWith('#stream:standalone'))
     expect(cursorWrites).toHaveLength(2)
     await transport.close()
+  })
+
+  it('relaxed: an event reaches onmessage before its cursor is in the store, and close() waits for the writes', async () => {
+    const store = new SlowApplyStore(50)
+    const notification = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n}})
+    useMock()
+    network.use(http.get(url, () => sse([frame('e1', notification(1)), frame('e2', notification(2))], 'open')))
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept', durability: 'relaxed'})
+    const applied: (string | undefined)[] = []
+    transport.onmessage = () => applied.push(store.appliedCursor('standalone'))
+    await transport.start()
+    await until(() => applied.length === 2)
+    expect(applied).toEqual([undefined, undefined])
+    await transport.close()
+    expect(await store.cursor('standalone')).toBe('e2')
+  })
+})
+
+describe('reading a stream', () => {
+  const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+  const streamWrites = (store: RecordingStore, from: number) => store.writes.slice(from).filter((write) => write.key.includes('#stream:request:'))
+
+  it("a call's stream the server leaves open after the answer is done with at once: closed as completed, its body cancelled", async () => {
+    useMock()
+    let cancelled = false
+    // The app's fetch hands the transport the response as the server made it (msw would stand between).
+    const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const call = typeof init?.body === 'string' ? (JSON.parse(init.body) as {method?: string; id?: JsonRpcId}) : {}
+      if (call.method !== 'tools/call') return globalThis.fetch(input, init)
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(new TextEncoder().encode(frame('e1', result(call.id!)))),
+        cancel: () => void (cancelled = true),
+      })
+      return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+    }
+    const {client, events} = await connect({fetch})
+    expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
+    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'))
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason: 'completed'}])
+    await until(() => cancelled)
+    await client.close()
+  })
+
+  it.each([
+    ['without event IDs, progress before the answer', (id: JsonRpcId, token: unknown) => [frame(undefined, progress(token, 1)), frame(undefined, result(id))]],
+    ['with event IDs, progress and the answer in one chunk', (id: JsonRpcId, token: unknown) => [frame('e1', progress(token, 1)) + frame('e2', result(id))]],
+  ] as const)('a call whose stream brings %s writes nothing to the store: there is nothing left to resume', async (_what, chunks) => {
+    useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    const from = store.writes.length
+    answerToolCalls((id, token) => sse(chunks(id, token)))
+    const seen: number[] = []
+    await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)})
+    expect(seen).toEqual([1])
+    await client.close()
+    expect(streamWrites(store, from)).toEqual([])
+  })
+
+  it('events without an ID after one with an ID store the cursor once: it did not move', async () => {
+    useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    const from = store.writes.length
+    answerToolCalls((id, token) => sse([frame('e1', progress(token, 1)), frame(undefined, progress(token, 2)), frame(undefined, progress(token, 3)), frame(undefined, result(id))]))
+    const seen: number[] = []
+    await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)})
+    expect(seen).toEqual([1, 2, 3])
+    expect(streamWrites(store, from).filter((write) => write.op === 'set')).toHaveLength(1)
+    await client.close()
+  })
+
+  it('a retry alone moves what is stored of the stream: a next process waits it', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    let second: (() => void) | undefined
+    interceptGets(mock, (_get, index) => {
+      if (index > 0) return undefined
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(frame('g1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})))
+          second = () => controller.enqueue(new TextEncoder().encode('retry: 3000\n\n'))
+        },
+      })
+      return new Response(body, {headers: {'content-type': 'text/event-stream'}})
+    })
+    const {client, transport} = await connect({store})
+    const listChanged = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()))
+    await listChanged
+    await until(() => second !== undefined)
+    second!()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await transport.close()
+    expect(await store.get('mcp-resumable-http:http://mcp.test/mcp#stream:standalone')).toMatchObject({lastEventId: 'g1', retryMs: 3000})
+  })
+
+  it('events of another type than message are not for the Client: neither delivered nor parsed', async () => {
+    useMock()
+    const {client, errors} = await connect()
+    answerToolCalls((id) => sse([`event: keepalive\ndata: not JSON\n\n`, frame('e1', result(id))]))
+    expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
+    expect(errors).toEqual([])
+    await client.close()
   })
 })
 

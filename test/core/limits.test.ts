@@ -8,7 +8,7 @@ import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {flush, realTurns} from '../fixtures/timing.ts'
-import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
+import {answerToolCalls, codeOf, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
 
@@ -188,6 +188,8 @@ describe('a flood of server requests', () => {
     const mock = useMock()
     let open = 0
     let most = 0
+    let held = 0
+    let delivered: unknown[] = []
     const answered = new Set<unknown>()
     network.use(
       http.post(url, async ({request}) => {
@@ -195,6 +197,7 @@ describe('a flood of server requests', () => {
         if (body.result === undefined) return undefined
         open++
         most = Math.max(most, open)
+        held = Math.max(held, delivered.length - answered.size)
         await new Promise((resolve) => setTimeout(resolve, 1))
         answered.add(body.id)
         open--
@@ -202,10 +205,13 @@ describe('a flood of server requests', () => {
       }),
     )
     interceptGets(mock, () => sse(Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})), 'open'))
-    const {client, events} = await connect()
+    const {client, events, transport} = await connect()
+    delivered = tap(transport)
     await until(() => answered.size === pings, 20_000)
 
     expect(most).toBe(defaultLimits.maxConcurrentAnswers)
+    // The server requests handed to the Client and not yet answered never passed the bound: the stream waited.
+    expect(held).toBeLessThanOrEqual(defaultLimits.maxConcurrentAnswers * 8)
     // Both bounds were reached: the answers POSTed at once (8), and the server requests the Client holds
     // unanswered (8 per answer POST: the stream then waits before handing over the next).
     const reports = eventsOf(events, 'limit-exceeded')

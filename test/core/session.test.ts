@@ -5,8 +5,8 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, type TransportEvent} from '../../src/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type TransportEvent} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {failure} from '../fixtures/wire.ts'
 
@@ -64,6 +64,53 @@ describe('the session comes from the initialize response', () => {
     const error = await failure(connect())
     expect(isTransportError(error, 'protocol')).toBe(true)
     expect(mock.log.map((entry) => entry.rpcMethod ?? entry.method)).toEqual(['initialize'])
+  })
+})
+
+describe('the answer that starts the session', () => {
+  it('is the answer to initialize itself: another response the stream brings first neither starts the session nor stands for its result', async () => {
+    const serverInfo = {name: 'srv', version: '1'}
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.json()) as {id?: number; method?: string}
+        if (body.method !== 'initialize') return new HttpResponse(null, {status: 202})
+        const stray = {jsonrpc: '2.0', id: 99, result: {stray: true}}
+        const answer = {jsonrpc: '2.0', id: body.id, result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo}}
+        const text = `data: ${JSON.stringify(stray)}\n\ndata: ${JSON.stringify(answer)}\n\n`
+        return new HttpResponse(text, {headers: {'content-type': 'text/event-stream', 'mcp-session-id': 'session-9'}})
+      }),
+      http.get(url, () => new HttpResponse(null, {status: 405})),
+    )
+    const {transport, events, messages} = await started()
+    await transport.send(initialize)
+    await until(() => messages.some((message) => 'id' in message && message.id === 0))
+
+    expect(transport.sessionId).toBe('session-9')
+    expect(transport.initializeResult).toMatchObject({serverInfo})
+    expect(eventsOf(events, 'session-started')).toEqual([{type: 'session-started', sessionId: 'session-9'}])
+    await transport.close()
+  })
+})
+
+describe('a stored session that expires before the Client asked for its initialize answer', () => {
+  it('answers the next initialize from the server, not from the store', async () => {
+    const mock = useMock()
+    const store = await storedSession(new MemoryStore())
+    interceptGets(mock, () => new HttpResponse(null, {status: 404}))
+
+    const events: TransportEvent[] = []
+    const messages: JSONRPCMessage[] = []
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store, onEvent: (event) => events.push(event)})
+    transport.onmessage = (message) => messages.push(message)
+    transport.onerror = () => {}
+    await transport.start()
+    await until(() => eventsOf(events, 'session-expired').length === 1)
+    await transport.send(initialize)
+    await until(() => messages.some((message) => 'id' in message && message.id === 0))
+
+    expect(mock.requests('POST', 'initialize')).toHaveLength(2)
+    expect(transport.sessionId).toBe('session-2')
+    await transport.close()
   })
 })
 

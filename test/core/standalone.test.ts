@@ -4,11 +4,11 @@
  */
 import {http} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {isTransportError, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {isTransportError, type JsonRpcId, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import type {ReferenceServer} from '../../src/testing/index.ts'
-import {connect, eventsOf, network, until, url, useMock, type Harness} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock, type Harness} from '../fixtures/harness.ts'
 import {quiet, realTurns} from '../fixtures/timing.ts'
-import {codeOf, frame, sse} from '../fixtures/wire.ts'
+import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
 
@@ -292,6 +292,22 @@ describe('the standalone GET stream', () => {
 })
 
 describe('after a response stream ends without its answer', () => {
+  it('the server ended the stream of a call: the healthy standalone stream re-attaches at once, without its cursor', async () => {
+    const mock = useMock()
+    const gets = interceptGets(mock, (get, index) =>
+      index === 0 ? sse([frame('g1', listChanged)], 'open') : get.lastEventId === 'p1' ? new Response(null, {status: 204}) : sse([], 'open'),
+    )
+    const {client, events} = await connect()
+    await until(() => gets.length === 1)
+    answerToolCalls(() => sse([frame('p1')], 'error'))
+    expect(codeOf(await client.callTool({name: 'echo'}).catch((error: unknown) => error))).toBe('outcome-unknown')
+    await until(() => gets.length === 3)
+
+    expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'p1', undefined])
+    expect(eventsOf(events, 'reconnect').at(-1)).toMatchObject({stream: 'standalone', branch: 'session-resumption', attempt: 1})
+    await client.close()
+  })
+
   it('the standalone stream reconnects without its cursor, so the server sends again the requests that call left', async () => {
     const mock = useMock()
     const gets: (string | undefined)[] = []
@@ -321,6 +337,170 @@ describe('after a response stream ends without its answer', () => {
     // The standalone stream held g1, yet it is re-attached without it: a session resumption.
     expect(gets).toEqual([undefined, undefined])
     expect(eventsOf(events, 'reconnect').at(-1)).toMatchObject({stream: 'standalone', branch: 'session-resumption'})
+    await client.close()
+  })
+})
+
+describe("the answer to a request stream's resumption", () => {
+  const cutPost = (chunks: string[]): void => {
+    answerToolCalls(() => sse(chunks, 'error'))
+  }
+  it.each([
+    ['the standalone stream ended by the server (204), the resumption answered 405', 204, 405, 'not-offered', /the response stream of request \d+ cannot be resumed: the server offers no GET stream \(HTTP 405\)/, true],
+    ['the standalone stream ended by the server (204), the resumption answered 204', 204, 204, 'ended-by-server', /The server ended the response stream of request \d+ before answering \(HTTP 204\)/, true],
+    ['no standalone stream offered (405), the resumption answered 204', 405, 204, 'ended-by-server', /The server ended the response stream of request \d+ before answering \(HTTP 204\)/, false],
+  ] as const)('%s: the call is settled outcome-unknown with why, and a later call that broke re-attaches the standalone stream only where it is offered', async (_what, standalone, resumption, reason, message, offered) => {
+    const mock = useMock()
+    const gets = scriptGets([status(standalone), status(resumption)])
+    const {client, events} = await connect()
+    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'standalone'))
+
+    // The call's stream brings an event ID, then breaks: resumed with it, and the GET's answer ends it.
+    cutPost([frame('p1')])
+    const first = await client.callTool({name: 'echo'}).catch((error: unknown) => error as Error)
+    expect(codeOf(first)).toBe('outcome-unknown')
+    expect(first.message).toMatch(message)
+    expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'p1'})
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason}])
+
+    // A call whose stream breaks before any event ID: its server requests come back only on a fresh standalone stream.
+    cutPost([])
+    expect(codeOf(await client.callTool({name: 'echo'}).catch((error: unknown) => error))).toBe('outcome-unknown')
+    if (offered) await until(() => gets.length === 3)
+    else await quiet()
+    expect(gets.slice(2)).toEqual(offered ? [{sessionId: 'session-1', lastEventId: undefined}] : [])
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(0)
+    await client.close()
+  })
+})
+
+describe('without a session', () => {
+  it('a 404 to the GET is no expired session: the server offers no GET stream', async () => {
+    useMock({sessions: false})
+    const gets = scriptGets([status(404)])
+    const {client, events, errors} = await connect()
+    await until(() => eventsOf(events, 'stream-closed').length === 1)
+    await expect(client.listTools()).resolves.toMatchObject({tools: expect.any(Array)})
+
+    expect(gets).toEqual([{sessionId: undefined, lastEventId: undefined}])
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'not-offered'}])
+    expect(eventsOf(events, 'session-expired')).toEqual([])
+    expect(errors).toEqual([])
+    await client.close()
+  })
+
+  it('a broken standalone stream is abandoned, and a call whose stream broke re-attaches nothing: no session to attach to', async () => {
+    useMock({sessions: false})
+    const gets = scriptGets([() => sse([frame(undefined, listChanged)])])
+    const {client, events} = await connect()
+    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'standalone'))
+    answerToolCalls(() => sse([], 'error'))
+    expect(codeOf(await client.callTool({name: 'echo'}).catch((error: unknown) => error))).toBe('outcome-unknown')
+    await quiet()
+
+    expect(gets).toEqual([{sessionId: undefined, lastEventId: undefined}])
+    expect(eventsOf(events, 'stream-closed')).toMatchObject([
+      {stream: 'standalone', reason: 'abandoned'},
+      {stream: 'request', reason: 'abandoned'},
+    ])
+    expect(eventsOf(events, 'reconnect')).toEqual([])
+    await client.close()
+  })
+})
+
+describe('a connection that lived', () => {
+  it('maxDelayMs and closed without an event is no failed attempt: a fresh series, never degraded', async () => {
+    useMock()
+    // Closed exactly maxDelayMs after it opened, by the fake clock.
+    const longLived = (): Response =>
+      new Response(new ReadableStream({start: (controller) => void setTimeout(() => controller.close(), 1000)}), {headers: {'content-type': 'text/event-stream'}})
+    const gets = scriptGets([longLived])
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date']})
+    const {client, events} = await connect({reconnect: {maxAttempts: 1, minDelayMs: 10, maxDelayMs: 1000}})
+    await realTurns(() => gets.length === 1)
+    await vi.advanceTimersByTimeAsync(1000)
+    await vi.advanceTimersByTimeAsync(100)
+    await realTurns(() => gets.length === 2)
+
+    expect(gets).toHaveLength(2)
+    expect(eventsOf(events, 'stream-degraded')).toEqual([])
+    expect(eventsOf(events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', attempt: 1}])
+    await client.close()
+  })
+})
+
+describe('degraded', () => {
+  it('an authorization flow that failed on the GET reaches onerror once, as the stream degrades', async () => {
+    useMock()
+    const gets = scriptGets([status(401)])
+    const denied = new Error('the user must log in')
+    const authProvider = {token: () => Promise.resolve('token-1'), onUnauthorized: () => Promise.reject(denied)}
+    const {client, events, errors} = await connect({authProvider})
+    await until(() => eventsOf(events, 'stream-recovered').length === 1)
+
+    expect(gets).toHaveLength(2)
+    expect(eventsOf(events, 'stream-degraded')).toMatchObject([{stream: 'standalone', error: denied}])
+    expect(errors).toEqual([denied])
+    await client.close()
+  })
+
+  it('tries one GET every maxDelayMs, not a series of attempts', async () => {
+    useMock()
+    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), ...Array.from({length: 20}, () => status(503))])
+    const {client, events} = await connectFaked({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 1000, factor: 2}}, gets)
+    await vi.advanceTimersByTimeAsync(200)
+    expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
+    expect(gets).toHaveLength(3)
+    for (const expected of [4, 5, 6]) {
+      await vi.advanceTimersByTimeAsync(1000)
+      expect(gets).toHaveLength(expected)
+    }
+    await client.close()
+  })
+
+  it('says on recovery how long it was down: from its degradation to the GET that opened', async () => {
+    useMock()
+    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(503), status(503), status(503), status(503)])
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date']})
+    const {client, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 1000, factor: 2}})
+    await realTurns(() => gets.length === 1)
+    for (let step = 0; step < 50 && eventsOf(events, 'stream-degraded').length === 0; step++) await vi.advanceTimersByTimeAsync(10)
+    expect(gets).toHaveLength(3)
+    // Two slow attempts fail, the third opens: three waits of maxDelayMs.
+    await vi.advanceTimersByTimeAsync(3000)
+    await realTurns(() => eventsOf(events, 'stream-recovered').length === 1)
+    const [recovered] = eventsOf(events, 'stream-recovered')
+    expect(gets).toHaveLength(6)
+    expect(recovered!.downMs).toBeGreaterThanOrEqual(3000)
+    expect(recovered!.downMs).toBeLessThan(3100)
+    await client.close()
+  })
+})
+
+describe('a call that failed while no standalone stream is offered', () => {
+  it("leaves the next call's stream resumable from its cursor: only the standalone stream goes without one", async () => {
+    const mock = useMock({standalone: false})
+    let callId: JsonRpcId | undefined
+    const gets = interceptGets(mock, (get) => (get.lastEventId === 'p1' ? sse([frame('p2', result(callId!))]) : undefined))
+    const {client, events} = await connect()
+    await until(() => gets.length === 1)
+    // The first call breaks before any event ID: its answer cannot come back, and re-emission is wanted.
+    let calls = 0
+    answerToolCalls((id) => {
+      callId = id
+      return ++calls === 1 ? sse([], 'error') : sse([frame('p1')], 'error')
+    })
+    expect(codeOf(await client.callTool({name: 'echo'}).catch((error: unknown) => error))).toBe('outcome-unknown')
+
+    await expect(client.callTool({name: 'echo'})).resolves.toMatchObject({content: [{type: 'text', text: 'ok'}]})
+    expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'p1'])
+    expect(eventsOf(events, 'reconnect')).toMatchObject([{stream: 'request', branch: 'stream-resumption'}])
+    await until(() => eventsOf(events, 'stream-closed').length === 3)
+    expect(eventsOf(events, 'stream-closed').map((event) => [event.stream, event.reason])).toEqual([
+      ['standalone', 'not-offered'],
+      ['request', 'abandoned'],
+      ['request', 'completed'],
+    ])
     await client.close()
   })
 })

@@ -217,6 +217,8 @@ describe('stream resumption', () => {
     expect(store.entries.size).toBe(0)
     expect(eventsOf(s.events, 'session-expired')).toEqual([{type: 'session-expired', sessionId: 'session-1', settledRequests: 2}])
     await quiet()
+    // The session's end accounts for its streams: none of them says it closed.
+    expect(eventsOf(s.events, 'stream-closed')).toEqual([])
     expect(resumeGets(s)).toEqual([{sessionId: 'session-1', lastEventId: first.cursor}])
     expect(s.gets).toHaveLength(2)
     expect(s.mock.requests('POST', 'tools/call')).toHaveLength(2)

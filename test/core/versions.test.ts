@@ -176,6 +176,23 @@ describe('a 2026-07-28 server', () => {
   })
 })
 
+describe('initialized again after 2026-07-28', () => {
+  it('a Client that negotiates 2025-11-25 gets the session era back: its session ID sent, its GET stream opened', async () => {
+    const {seen, transport} = await onModernServer(() => sse([]))
+    const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'initialize', params})
+    transport.setProtocolVersion('2025-11-25')
+    await transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})
+    await until(() => seen.some((entry) => entry.method === 'GET'))
+
+    expect(seen.slice(-2)).toMatchObject([
+      {method: 'POST', rpcMethod: 'notifications/initialized', sessionId: 'minted-anyway', protocolVersion: '2025-11-25'},
+      {method: 'GET', sessionId: 'minted-anyway'},
+    ])
+    await transport.close()
+  })
+})
+
 describe('404 with -32601 is method not found', () => {
   it('in a session-less exchange a 404 with -32601 rejects that call with http 404; nothing else is touched', async () => {
     const mock = useMock({sessions: false})
