@@ -226,6 +226,8 @@ export class StreamLifecycle {
   /** DECIDING: what the next connection of `stream` sends, from what is held now, or how the stream ends. */
   #decide(stream: Stream): Plan {
     const host = this.#host
+    // Answered on another stream (the standalone one, a replay) while this one waited: nothing left to resume.
+    if (stream.answered) return {reason: 'completed'}
     if (stream.kind === 'standalone' && this.#reemissionWanted) stream.dropCursor()
     const decision = decideReconnect({sessionId: host.sessionId(), ...stream.cursorFacts(), stream: stream.kind})
     if (decision.branch === 'stream-resumption') return {branch: decision.branch, lastEventId: decision.lastEventId}

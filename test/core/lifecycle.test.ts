@@ -127,13 +127,15 @@ describe('what a call writes to the store', () => {
     await client.close()
   })
 
-  it("a call answered on another stream while its own waits to be resumed never stores its cursor again", async () => {
+  it('a call answered on another stream while its own waits to be resumed is not resumed, and its cursor goes', async () => {
     const mock = useMock()
     const store = new RecordingStore()
     let push: ((text: string) => void) | undefined
     let callId: JsonRpcId | undefined
     let token: unknown
+    const resumedFrom: string[] = []
     interceptGets(mock, (get) => {
+      if (get.lastEventId !== undefined) resumedFrom.push(get.lastEventId)
       if (get.lastEventId === 'p1') return sse([frame('p2', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: 2}})], 'open')
       const body = new ReadableStream<Uint8Array>({start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text)))})
       return new Response(body, {headers: {'content-type': 'text/event-stream'}})
@@ -152,6 +154,8 @@ describe('what a call writes to the store', () => {
     const from = store.writes.length
     await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'), 2000)
     expect(store.writes.slice(from).filter((write) => write.op === 'set' && write.key.includes('#stream:request:'))).toEqual([])
+    expect(resumedFrom).toEqual([])
+    expect(await store.list('mcp-resumable-http:http://mcp.test/mcp#stream:request:')).toEqual([])
     await client.close()
   })
 
