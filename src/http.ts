@@ -129,15 +129,16 @@ async function send(client: HttpClient, url: URL, init: RequestInit): Promise<Re
  * throws when it is one not to follow.
  */
 function redirectTarget(client: HttpClient, request: WireRequest, response: Response, from: URL, hops: number): URL | undefined {
-  const what = `${request.method} ${displayUrl(client.url)}`
   const policy = `redirectPolicy 'same-origin'`
   // A browser hides the target of a redirect it did not follow: it may be another origin, so it is not followed.
   if (response.type === 'opaqueredirect') {
     discard(response)
-    throw new TransportError('http', `${what} was redirected, and the browser hides where to: not followed (${policy}). Use the final URL of the endpoint`)
+    throw new TransportError('http', `${request.method} ${displayUrl(client.url)} was redirected, and the browser hides where to: not followed (${policy}). Use the final URL of the endpoint`)
   }
   const location = redirectStatuses.has(response.status) ? response.headers.get('location') : null
   if (location === null) return undefined
+  // Built only for a redirect: every response passes here.
+  const what = `${request.method} ${displayUrl(client.url)}`
   const refuse = (why: string): TransportError => {
     discard(response)
     return new TransportError('http', `${what} was redirected (HTTP ${response.status}) ${why}: not followed (${policy})`, {status: response.status})
