@@ -102,11 +102,9 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    */
   onEvent?: ((event: TransportEvent) => void) | undefined
   /**
-   * `strict`: a server request and the cursor past it are in the store before the request reaches the Client,
-   * so a crash can neither skip one nor make a later process run it as new; a stream's first delivery is stored
-   * before it too (a restart finds the stream). A stream of notifications stores its cursor within 250 ms,
-   * coalesced: after a crash those few may be delivered again, to a Client that never saw them.
-   * `relaxed`: every write runs in the background; after a crash the last events before it may be
+   * `strict`: the cursor of an event is in the store before the event reaches the Client, so a crash can
+   * neither skip an event nor deliver one twice (one store write per batch of events read meanwhile, coalesced).
+   * `relaxed`: cursors are stored in the background; after a crash the last events before it may be
    * delivered again (they are then new to the new process's Client). Faster on a slow store. The same holds for
    * the call journal: `strict` sends a `tools/call` (and delivers a task handle or an `input_required` round) once
    * its record is stored; `relaxed` stores it in the background, so a crash right after may leave no record of it.

@@ -5,9 +5,9 @@ import {requestKey, Stream, type StreamCaps, type StreamInit} from './stream.ts'
 /** The abort reason of a stream that ended: shared, as it is thrown on every request's path. */
 const streamOver = new TransportError('aborted', 'The stream is over')
 /**
- * How long a cursor that delivered nothing a restart could act on (a priming event, an ID-only ping, notifications)
- * may wait for its store write: a request answered meanwhile writes nothing at all, writes of a busy stream are
- * coalesced, and a crash makes the next process resume at most this much earlier (docs/design.md#what-is-persisted).
+ * How long a cursor that delivered nothing (a priming event, an ID-only ping) may wait for its store write: a
+ * request answered meanwhile writes nothing at all, and a crash loses at most this much of a stream that has
+ * delivered nothing yet (docs/design.md#what-is-persisted).
  */
 const quietCursorWriteMs = 250
 
@@ -78,11 +78,6 @@ export class OpenStreams {
     if (stream.persistable(sessionId) === undefined && !this.#stored.has(stream.key)) return Promise.resolve()
     this.#stored.add(stream.key)
     return this.#records.saveStream(sessionId, stream.key, () => stream.persistable(sessionId))
-  }
-
-  /** Whether the store may hold a record of `stream` (a restart would find it). */
-  isStored(stream: Stream): boolean {
-    return this.#stored.has(stream.key)
   }
 
   /** Stores `stream`'s cursor a little later, unless a write or the stream's end comes first. */

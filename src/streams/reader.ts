@@ -27,8 +27,8 @@ export interface ReaderHost {
   /** The session events are read in, and whether the era has event IDs at all. */
   sessionId(): string | undefined
   stateless(): boolean
-  /** Where cursors are stored: now, a little later when a restart can do without, or now what was put off. */
-  readonly cursors: Pick<OpenStreams, 'saveCursor' | 'saveCursorSoon' | 'flushSoon' | 'isStored'>
+  /** Where cursors are stored: now, a little later when nothing was delivered, or now what was put off. */
+  readonly cursors: Pick<OpenStreams, 'saveCursor' | 'saveCursorSoon' | 'flushSoon'>
   /**
    * Stores what a restart needs of `message` before it is delivered (a new server request; a journaled call's task
    * handle or `input_required` round); undefined when there is nothing to store.
@@ -132,21 +132,19 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   if (connection.resumed) host.metrics.replayedEvents += withData
   const messages: JSONRPCMessage[] = []
   for (const text of data) parseInto(host, messages, text)
-  // A server request is kept before it is delivered: a restart past its cursor must not lose it.
+  // The cursor is stored before what it covers is delivered, except when the batch brings the stream's answer
+  // (the stream then has nothing left to resume) or nothing to deliver (a priming event, an ID-only ping: it can
+  // wait). A plain call thus writes nothing at all (docs/design.md#what-is-persisted).
   const writes: Promise<void>[] = []
+  if (cursorMoved) {
+    const answers = stream.requestId !== undefined && messages.some((message) => responseIdOf(message) === stream.requestId)
+    if (messages.length === 0) host.cursors.saveCursorSoon(stream)
+    else if (!answers) writes.push(host.cursors.saveCursor(stream))
+  }
+  // A server request is kept before it is delivered: a restart past its cursor must not lose it.
   for (const message of messages) {
     const kept = host.keepServerRequest(message)
     if (kept !== undefined) writes.push(kept)
-  }
-  // The cursor is stored before delivery when a restart needs it then: past a server request (once the request's
-  // record is gone, a replay from an older cursor would look new), and the first time a stream delivers anything
-  // (a restart must find the stream, which may still bring server requests). Any other move waits a little,
-  // coalesced: a crash then replays a few notifications to a Client that never saw them (or drops them, on a
-  // request stream of this process). The answer ends the stream; a plain call writes nothing
-  // (docs/design.md#what-is-persisted).
-  if (cursorMoved && !(stream.requestId !== undefined && messages.some((message) => responseIdOf(message) === stream.requestId))) {
-    if (writes.length > 0 || (messages.length > 0 && !host.cursors.isStored(stream))) writes.push(host.cursors.saveCursor(stream))
-    else host.cursors.saveCursorSoon(stream)
   }
   // Relaxed: delivered at once, the writes go on; close() waits for them all the same (SessionRecords.settled).
   return {messages, stored: host.options.durability === 'strict' ? Promise.all(writes) : undefined}
