@@ -1,0 +1,235 @@
+/**
+ * Sending one message (docs/design.md#sending), through `send()` without a Client against a scripted server: what
+ * each refusal says and carries, how the answer to a server request is sent again, and what a call's own signal
+ * does. Most tests here were written for mutants that survived (docs/mutation.md).
+ */
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {http, HttpResponse} from 'msw'
+import {describe, expect, it} from 'vitest'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
+import {network, until, url} from '../fixtures/harness.ts'
+import {failure, frame, result, sse} from '../fixtures/wire.ts'
+
+interface Posted {
+  method?: string
+  id?: JsonRpcId
+}
+
+/** What the scripted server answers a POST; undefined: the default (initialize with session `s1`, 202, a JSON result). */
+type Reply = (body: Posted, index: number) => Response | Promise<Response> | undefined
+
+/** A server at {@link url}: every POST body is recorded; GETs are not offered (405). */
+function scripted(reply: Reply = () => undefined): Posted[] {
+  const posts: Posted[] = []
+  network.use(
+    http.get(url, () => new HttpResponse(null, {status: 405})),
+    http.post(url, async ({request}) => {
+      const body = (await request.json()) as Posted
+      posts.push(body)
+      const custom = await reply(body, posts.length - 1)
+      if (custom !== undefined) return custom
+      if (body.method === 'initialize') {
+        const answer = {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: 'scripted', version: '1.0.0'}}
+        return HttpResponse.json({jsonrpc: '2.0', id: body.id, result: answer}, {headers: {'mcp-session-id': 's1'}})
+      }
+      if (body.method === undefined || body.id === undefined) return new HttpResponse(null, {status: 202})
+      return HttpResponse.json(result(body.id))
+    }),
+  )
+  return posts
+}
+
+/** A started transport, initialized with session `s1` (no notifications/initialized: no standalone GET). */
+async function initialized(options: ResumableHTTPClientTransportOptions = {}) {
+  const events: TransportEvent[] = []
+  const messages: JSONRPCMessage[] = []
+  const errors: Error[] = []
+  const transport = new ResumableHTTPClientTransport(new URL(url), {reconnect: {minDelayMs: 1, maxDelayMs: 5}, ...options, onEvent: (event) => events.push(event)})
+  transport.onmessage = (message) => messages.push(message)
+  transport.onerror = (error) => errors.push(error)
+  await transport.start()
+  const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
+  await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
+  return {transport, events, messages, errors}
+}
+
+const call = (id: JsonRpcId, name = 'echo'): JSONRPCMessage => ({jsonrpc: '2.0', id, method: 'tools/call', params: {name}})
+const answer = (id: JsonRpcId): JSONRPCMessage => ({jsonrpc: '2.0', id, result: {}})
+const elicitation = {jsonrpc: '2.0', id: 'srv-1', method: 'elicitation/create', params: {message: 'sure?', requestedSchema: {type: 'object', properties: {}}}}
+
+/** The keys of the calls journaled in `store`. */
+const journaled = (store: MemoryStore): Promise<string[]> => store.list(`mcp-resumable-http:${url}#call:`)
+
+/** Whether `error` is a TransportError of `code` with exactly `message`, and `status` when given. */
+function expectError(error: unknown, code: string, message: string, status?: number): void {
+  expect(isTransportError(error), String(error)).toBe(true)
+  expect(error).toMatchObject({code, message, ...(status === undefined ? {} : {status})})
+}
+
+describe('what a message that is not sent says', () => {
+  it.each([
+    ['a resumption token', call(1), {resumptionToken: 'e1'}, 'protocol', 'resumptionToken is not supported: this transport resumes streams itself'],
+    ['a request whose signal was aborted', call(1), {requestSignal: AbortSignal.abort()}, 'aborted', 'tools/call was cancelled before it was sent'],
+    ['an answer whose signal was aborted', answer('srv-1'), {requestSignal: AbortSignal.abort()}, 'aborted', 'The request was cancelled before it was sent'],
+  ] as const)('%s: send rejects with a %s error that says why, and nothing is posted', async (_, message, options, code, text) => {
+    const posts = scripted()
+    const {transport} = await initialized()
+    expectError(await failure(transport.send(message, options)), code, text)
+    expect(posts.map((post) => post.method)).toEqual(['initialize'])
+    await transport.close()
+  })
+
+  it.each([
+    ['a request', call(1), 'tools/call'],
+    ['a notification', {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}, 'notifications/roots/list_changed'],
+    ['an answer', answer('srv-1'), 'the message'],
+  ])('%s answered 404 in the session says the session expired and names what was not sent again; a later request is not sent', async (_, message, named) => {
+    const posts = scripted((body) => (body.method === 'initialize' ? undefined : new HttpResponse(null, {status: 404})))
+    const {transport} = await initialized()
+    expectError(await failure(transport.send(message)), 'session-expired', `Session s1 has expired (HTTP 404); ${named} was not sent again`, 404)
+    expectError(await failure(transport.send(call(2))), 'session-expired', 'Session s1 has expired; tools/call was not sent: initialize a new session')
+    expect(posts).toHaveLength(2)
+    await transport.close()
+  })
+
+  it.each([
+    ['a request', call(1), 'POST tools/call'],
+    ['a notification', {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}, 'POST notifications/roots/list_changed'],
+    ['an answer', answer('srv-1'), 'POST response'],
+  ])('%s refused 400 rejects with an http error naming the POST, the status and the body', async (_, message, named) => {
+    scripted((body) => (body.method === 'initialize' ? undefined : new HttpResponse('bad', {status: 400})))
+    const {transport} = await initialized()
+    expectError(await failure(transport.send(message)), 'http', `${named} failed with HTTP 400: "bad"`, 400)
+    await transport.close()
+  })
+
+  it('a refused DELETE rejects terminateSession with an http error naming it, and the session stays', async () => {
+    scripted()
+    network.use(http.delete(url, () => new HttpResponse(null, {status: 403})))
+    const {transport} = await initialized()
+    expectError(await failure(transport.terminateSession()), 'http', 'DELETE failed with HTTP 403', 403)
+    expect(transport.sessionId).toBe('s1')
+    await transport.close()
+  })
+})
+
+describe('what a request that may have run says', () => {
+  it.each([
+    ['answered 200 without a body or content type', () => new HttpResponse(null, {status: 200}), 'tools/call 7 answered 200 with no content type: it may have run, and was not sent again', 200],
+    ['answered 200 in HTML', () => new HttpResponse('<p>hi</p>', {headers: {'content-type': 'text/html'}}), 'tools/call 7 answered 200 with content type "text/html": it may have run, and was not sent again', 200],
+    ['failed with 502', () => new HttpResponse('down', {status: 502}), 'tools/call 7 failed with HTTP 502: it may have run, and was not sent again', 502],
+  ])('%s: rejects outcome-unknown naming the call as the Client sent it, with the status', async (_, reply, text, status) => {
+    const posts = scripted((body) => (body.method === 'tools/call' ? reply() : undefined))
+    const {transport} = await initialized()
+    expectError(await failure(transport.send(call(7))), 'outcome-unknown', text, status)
+    expect(posts.filter((post) => post.method === 'tools/call')).toHaveLength(1)
+    await transport.close()
+  })
+
+  it('a JSON answer that is not JSON rejects outcome-unknown with the protocol error as its cause', async () => {
+    scripted((body) => (body.method === 'tools/call' ? new HttpResponse('{', {headers: {'content-type': 'application/json'}}) : undefined))
+    const {transport} = await initialized()
+    const error = await failure(transport.send(call(7)))
+    expectError(error, 'outcome-unknown', 'The answer to tools/call 7 could not be read: The server sent data that is not JSON: "{"')
+    expectError((error as Error).cause, 'protocol', 'The server sent data that is not JSON: "{"')
+    await transport.close()
+  })
+
+  it('a JSON answer without the response settles the call with a JSON-RPC error -32000 carrying the code, after what it did carry', async () => {
+    const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'hi'}}
+    scripted((body) => (body.method === 'tools/call' ? HttpResponse.json(note) : undefined))
+    const {transport, messages} = await initialized()
+    await transport.send(call(7))
+    expect(messages.slice(1)).toStrictEqual([
+      note,
+      {jsonrpc: '2.0', id: 7, error: {code: -32000, message: 'The JSON answer to tools/call 7 did not contain its response', data: {code: 'outcome-unknown'}}},
+    ])
+    await transport.close()
+  })
+})
+
+describe('the answer to a server request', () => {
+  /** A call whose stream brings the server's elicitation `srv-1` and stays open; answer POSTs get `replies` in turn, then 202. */
+  async function asked(replies: (number | 'error')[]) {
+    const answers: Posted[] = []
+    scripted((body) => {
+      if (body.method === 'tools/call') return sse([frame('e1', elicitation)], 'open')
+      if (body.method !== undefined) return undefined
+      answers.push(body)
+      const reply = replies[answers.length - 1] ?? 202
+      return reply === 'error' ? HttpResponse.error() : new HttpResponse(reply === 202 ? null : 'busy', {status: reply})
+    })
+    const harness = await initialized()
+    await harness.transport.send(call(1))
+    await until(() => harness.messages.some((message) => 'id' in message && message.id === 'srv-1'))
+    return {...harness, answers}
+  }
+
+  it.each([
+    ['answered 503, then accepted, is sent again and resolves', [503], 2],
+    ['that met a network failure, then accepted, is sent again and resolves', ['error'], 2],
+    ['answered 429 twice, then accepted, is sent a third time', [429, 429], 3],
+  ] as const)('an answer %s', async (_, replies, posts) => {
+    const {transport, answers} = await asked([...replies])
+    await transport.send(answer('srv-1'))
+    expect(answers).toHaveLength(posts)
+    await transport.close()
+  })
+
+  it('an answer refused 400 is sent once and rejects with the refusal', async () => {
+    const {transport, answers} = await asked([400])
+    expectError(await failure(transport.send(answer('srv-1'))), 'http', 'POST response failed with HTTP 400: "busy"', 400)
+    expect(answers).toHaveLength(1)
+    await transport.close()
+  })
+})
+
+describe("a request's own signal", () => {
+  it('aborted while its POST is on its way: send rejects aborted naming the request, nothing is sent again, onRequestStreamEnd is not called and its journal record goes', async () => {
+    let arrived = false
+    const posts = scripted((body) => {
+      if (body.method !== 'tools/call') return undefined
+      arrived = true
+      return new Promise<Response>(() => {})
+    })
+    const store = new MemoryStore()
+    const {transport} = await initialized({store, callJournal: true})
+    const controller = new AbortController()
+    const ends: string[] = []
+    const sent = failure(transport.send(call(3), {requestSignal: controller.signal, onRequestStreamEnd: () => ends.push('end')}))
+    await until(() => arrived)
+    controller.abort()
+    expectError(await sent, 'aborted', 'tools/call was cancelled')
+    expect(ends).toEqual([])
+    expect(posts.filter((post) => post.method === 'tools/call')).toHaveLength(1)
+    await transport.close()
+    expect(await journaled(store)).toEqual([])
+  })
+
+  it('aborted while its stream is followed: the stream ends, nothing reaches onmessage or onerror, and its journal record goes', async () => {
+    const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
+    scripted((body) => (body.method === 'tools/call' ? sse([frame('e1', note)], 'open') : undefined))
+    const store = new MemoryStore()
+    const {transport, messages, errors} = await initialized({store, callJournal: true})
+    const controller = new AbortController()
+    await transport.send(call(3), {requestSignal: controller.signal})
+    await until(() => messages.length === 2)
+    expect(await journaled(store)).toHaveLength(1)
+    controller.abort()
+    for (let turn = 0; turn < 100 && (await journaled(store)).length > 0; turn++) await new Promise((resolve) => setTimeout(resolve, 2))
+    expect(await journaled(store)).toEqual([])
+    expect(messages).toHaveLength(2)
+    expect(errors).toEqual([])
+    await transport.close()
+  })
+
+  it('never aborted: onRequestStreamEnd is called once its stream ends', async () => {
+    scripted()
+    const {transport, messages} = await initialized()
+    const ends: string[] = []
+    await transport.send(call(3), {requestSignal: new AbortController().signal, onRequestStreamEnd: () => ends.push('end')})
+    expect(messages.at(-1)).toMatchObject({id: 3, result: {}})
+    expect(ends).toEqual(['end'])
+    await transport.close()
+  })
+})
