@@ -223,6 +223,19 @@ describe("a request's own signal", () => {
     await transport.close()
   })
 
+  it.each([
+    ['failed with 502', () => new HttpResponse(null, {status: 502})],
+    ['refused 400', () => new HttpResponse(null, {status: 400})],
+    ['answered 404: the session expired', () => new HttpResponse(null, {status: 404})],
+  ])('never aborted, its POST %s: send rejects and onRequestStreamEnd is called once', async (_, reply) => {
+    scripted((body) => (body.method === 'tools/call' ? reply() : undefined))
+    const {transport} = await initialized()
+    const ends: string[] = []
+    await failure(transport.send(call(3), {requestSignal: new AbortController().signal, onRequestStreamEnd: () => ends.push('end')}))
+    expect(ends).toEqual(['end'])
+    await transport.close()
+  })
+
   it('never aborted: onRequestStreamEnd is called once its stream ends', async () => {
     scripted()
     const {transport, messages} = await initialized()
@@ -230,6 +243,28 @@ describe("a request's own signal", () => {
     await transport.send(call(3), {requestSignal: new AbortController().signal, onRequestStreamEnd: () => ends.push('end')})
     expect(messages.at(-1)).toMatchObject({id: 3, result: {}})
     expect(ends).toEqual(['end'])
+    await transport.close()
+  })
+})
+
+describe('a call waiting on its stream when the session ends', () => {
+  const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
+
+  it.each([
+    ['a new initialize', {code: -32000, message: 'A new session was initialized', data: {code: 'aborted'}}],
+    ['a 404 to another request', {code: -32000, message: 'Session s1 has expired (HTTP 404); tools/call was not sent again', data: {code: 'session-expired', status: 404}}],
+  ])('%s settles it with a JSON-RPC error saying why, its code and status in data', async (ending, error) => {
+    scripted((body, index) => {
+      if (body.method === 'tools/call') return body.id === 1 ? sse([frame('e1', note)], 'open') : new HttpResponse(null, {status: 404})
+      if (body.method === 'initialize' && index > 0) return HttpResponse.json({jsonrpc: '2.0', id: body.id, result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: 's', version: '1'}}})
+      return undefined
+    })
+    const {transport, messages} = await initialized()
+    await transport.send(call(1))
+    await until(() => messages.length === 2)
+    if (ending === 'a new initialize') await transport.send({jsonrpc: '2.0', id: 2, method: 'initialize', params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}})
+    else await failure(transport.send(call(2)))
+    expect(messages.filter((message) => 'id' in message && message.id === 1)).toStrictEqual([{jsonrpc: '2.0', id: 1, error}])
     await transport.close()
   })
 })
