@@ -8,7 +8,7 @@ import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
 import {network, until, url} from '../fixtures/harness.ts'
-import {failure, frame, result, sse} from '../fixtures/wire.ts'
+import {encoder, failure, frame, result, sse} from '../fixtures/wire.ts'
 
 interface Posted {
   method?: string
@@ -71,7 +71,7 @@ describe('what a message that is not sent says', () => {
     ['a resumption token', call(1), {resumptionToken: 'e1'}, 'protocol', 'resumptionToken is not supported: this transport resumes streams itself'],
     ['a request whose signal was aborted', call(1), {requestSignal: AbortSignal.abort()}, 'aborted', 'tools/call was cancelled before it was sent'],
     ['an answer whose signal was aborted', answer('srv-1'), {requestSignal: AbortSignal.abort()}, 'aborted', 'The request was cancelled before it was sent'],
-  ] as const)('%s: send rejects with a %s error that says why, and nothing is posted', async (_, message, options, code, text) => {
+  ] as const)('%s: send rejects with an error of the code that says why, and nothing is posted', async (_, message, options, code, text) => {
     const posts = scripted()
     const {transport} = await initialized()
     expectError(await failure(transport.send(message, options)), code, text)
@@ -114,10 +114,16 @@ describe('what a message that is not sent says', () => {
 })
 
 describe('what a request that may have run says', () => {
-  it.each([
+  it.each<[string, () => Response, string, number]>([
     ['answered 200 without a body or content type', () => new HttpResponse(null, {status: 200}), 'tools/call 7 answered 200 with no content type: it may have run, and was not sent again', 200],
     ['answered 200 in HTML', () => new HttpResponse('<p>hi</p>', {headers: {'content-type': 'text/html'}}), 'tools/call 7 answered 200 with content type "text/html": it may have run, and was not sent again', 200],
     ['failed with 502', () => new HttpResponse('down', {status: 502}), 'tools/call 7 failed with HTTP 502: it may have run, and was not sent again', 502],
+    ...['application/json', 'text/event-stream'].map((type) => [
+      `answered 200 in ${type} without a body`,
+      () => new HttpResponse(null, {headers: {'content-type': type}}),
+      `tools/call 7 answered 200 with content type "${type}": it may have run, and was not sent again`,
+      200,
+    ]),
   ])('%s: rejects outcome-unknown naming the call as the Client sent it, with the status', async (_, reply, text, status) => {
     const posts = scripted((body) => (body.method === 'tools/call' ? reply() : undefined))
     const {transport} = await initialized()
@@ -152,8 +158,15 @@ describe('the answer to a server request', () => {
   /** A call whose stream brings the server's elicitation `srv-1` and stays open; answer POSTs get `replies` in turn, then 202. */
   async function asked(replies: (number | 'error')[]) {
     const answers: Posted[] = []
+    let push: (text: string) => void = () => {}
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        push = (text) => controller.enqueue(encoder.encode(text))
+      },
+    })
+    push(frame('e1', elicitation))
     scripted((body) => {
-      if (body.method === 'tools/call') return sse([frame('e1', elicitation)], 'open')
+      if (body.method === 'tools/call') return new Response(stream, {headers: {'content-type': 'text/event-stream'}})
       if (body.method !== undefined) return undefined
       answers.push(body)
       const reply = replies[answers.length - 1] ?? 202
@@ -162,7 +175,7 @@ describe('the answer to a server request', () => {
     const harness = await initialized()
     await harness.transport.send(call(1))
     await until(() => harness.messages.some((message) => 'id' in message && message.id === 'srv-1'))
-    return {...harness, answers}
+    return {...harness, answers, push}
   }
 
   it.each([
@@ -176,10 +189,13 @@ describe('the answer to a server request', () => {
     await transport.close()
   })
 
-  it('an answer refused 400 is sent once and rejects with the refusal', async () => {
-    const {transport, answers} = await asked([400])
+  it('an answer refused 400 is sent once and rejects with the refusal; the server asking again gets it again', async () => {
+    const {transport, answers, push, events} = await asked([400])
     expectError(await failure(transport.send(answer('srv-1'))), 'http', 'POST response failed with HTTP 400: "busy"', 400)
     expect(answers).toHaveLength(1)
+    push(frame('e2', elicitation))
+    await until(() => answers.length === 2)
+    expect(events.filter((event) => event.type === 'cached-answer-resent')).toEqual([{type: 'cached-answer-resent', requestId: 'srv-1'}])
     await transport.close()
   })
 })
@@ -266,5 +282,58 @@ describe('a call waiting on its stream when the session ends', () => {
     else await failure(transport.send(call(2)))
     expect(messages.filter((message) => 'id' in message && message.id === 1)).toStrictEqual([{jsonrpc: '2.0', id: 1, error}])
     await transport.close()
+  })
+})
+
+describe('a cancellation', () => {
+  /** A store whose deletes of journaled calls wait for `open()`. */
+  class GatedStore extends MemoryStore {
+    held = 0
+    open = (): void => {}
+    #gate = new Promise<void>((resolve) => {
+      this.open = resolve
+    })
+    override async delete(key: string): Promise<void> {
+      if (key.includes('#call:')) {
+        this.held++
+        await this.#gate
+      }
+      return super.delete(key)
+    }
+  }
+
+  it('of a call whose JSON answer came but is not delivered yet is posted naming its wire ID; the answer then reaches no one', async () => {
+    const posts = scripted()
+    const store = new GatedStore()
+    const {transport, messages, events} = await initialized({store, callJournal: true})
+    const sent = transport.send(call(3))
+    await until(() => store.held === 1)
+    await transport.send({jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: 3}})
+    store.open()
+    await sent
+    const cancelled = posts.find((post) => post.method === 'notifications/cancelled') as {params?: {requestId?: unknown}}
+    expect(cancelled.params?.requestId).toBe(posts.find((post) => post.method === 'tools/call')?.id)
+    expect(messages.filter((message) => 'id' in message && message.id === 3)).toEqual([])
+    expect(events.filter((event) => event.type === 'unmatched-response')).toHaveLength(1)
+    await transport.close()
+  })
+})
+
+describe('what is stored of a call whose stream is open', () => {
+  it.each([
+    ['a tool call, by its tool', call(4, 'slow'), {method: 'tools/call', name: 'slow', clientId: 4}],
+    ['a resource read, by its URI', {jsonrpc: '2.0', id: 4, method: 'resources/read', params: {uri: 'file:///a.txt'}}, {method: 'resources/read', name: 'file:///a.txt', clientId: 4}],
+    ['a request without a name', {jsonrpc: '2.0', id: 4, method: 'ping'}, {method: 'ping', clientId: 4}],
+  ] as const)('%s: a next process can say whose answer the stream brings', async (_name, message, stored) => {
+    const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
+    scripted((body) => (body.method !== 'initialize' && body.id !== undefined ? sse([frame('e1', note)], 'open') : undefined))
+    const store = new MemoryStore()
+    const {transport, messages} = await initialized({store})
+    await transport.send(message)
+    await until(() => messages.length === 2)
+    await transport.close()
+    const [key] = await store.list(`mcp-resumable-http:${url}#stream:request:`)
+    expect((await store.get(key!)) as {call?: unknown}).toMatchObject({lastEventId: 'e1'})
+    expect(((await store.get(key!)) as {call?: unknown}).call).toStrictEqual(stored)
   })
 })
