@@ -337,3 +337,41 @@ describe('what is stored of a call whose stream is open', () => {
     expect(((await store.get(key!)) as {call?: unknown}).call).toStrictEqual(stored)
   })
 })
+
+describe('what the server sends that is no message', () => {
+  const long = (n: number): string => 'x'.repeat(n)
+  it.each([
+    ['null', 'null', 'The server sent JSON that is not a JSON-RPC 2.0 message: "null"'],
+    ['a number', '5', 'The server sent JSON that is not a JSON-RPC 2.0 message: "5"'],
+    ['another JSON-RPC version', '{"jsonrpc":"1.0"}', 'The server sent JSON that is not a JSON-RPC 2.0 message: "{\\"jsonrpc\\":\\"1.0\\"}"'],
+    ['a batch with a string in it', '[{"jsonrpc":"2.0","method":"notifications/message"},"x"]', 'The server sent JSON that is not a JSON-RPC 2.0 message: "[{\\"jsonrpc\\":\\"2.0\\",\\"method\\":\\"notifications/message\\"},\\"x\\"]"'],
+    ['200 characters that are not JSON', long(200), `The server sent data that is not JSON: "${long(200)}"`],
+    ['201 characters that are not JSON', long(201), `The server sent data that is not JSON: "${long(200)}…"`],
+  ])('a JSON answer of %s rejects outcome-unknown quoting it, at most 200 characters of it', async (_, text, why) => {
+    scripted((body) => (body.method === 'tools/call' ? new HttpResponse(text, {headers: {'content-type': 'application/json'}}) : undefined))
+    const {transport, messages} = await initialized()
+    expectError(await failure(transport.send(call(7))), 'outcome-unknown', `The answer to tools/call 7 could not be read: ${why}`)
+    expect(messages).toHaveLength(1)
+    await transport.close()
+  })
+
+  it('a message with a method and a result is a request, not the answer of the call whose ID it carries', async () => {
+    scripted((body) =>
+      body.method === 'tools/call' ? sse([frame('e1', {jsonrpc: '2.0', id: body.id, method: 'ping', result: {}}), frame('e2', result(body.id!))]) : undefined,
+    )
+    const {transport, messages} = await initialized()
+    await transport.send(call(3))
+    await until(() => messages.some((message) => 'id' in message && message.id === 3))
+    expect(messages.filter((message) => 'id' in message && message.id === 3)).toEqual([result(3)])
+    expect(messages.filter((message) => 'method' in message && message.method === 'ping')).toHaveLength(1)
+    await transport.close()
+  })
+
+  it('a notifications/cancelled without params is posted as it is', async () => {
+    const posts = scripted()
+    const {transport} = await initialized()
+    await transport.send({jsonrpc: '2.0', method: 'notifications/cancelled'})
+    expect(posts.at(-1)).toEqual({jsonrpc: '2.0', method: 'notifications/cancelled'})
+    await transport.close()
+  })
+})
