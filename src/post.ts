@@ -226,7 +226,8 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     const error = await httpError(host.http, response, `POST ${method ?? 'response'}`)
     // [SDK interop] a 2026-07-28 request refused 400 with its JSON-RPC error (a header mismatch, an unsupported
     // version) is answered with it, as the v2 SDK's transport does: the Client's version negotiation reads it there.
-    const rpcError = envelopeVersion === undefined || requestId === undefined ? undefined : rpcErrorAnswering(error, requestId)
+    // Only a request has an envelope.
+    const rpcError = envelopeVersion === undefined ? undefined : rpcErrorAnswering(error, requestId!)
     if (rpcError === undefined) throw fail(error)
     host.streams.remove(stream!, false)
     await host.deliver([rpcError])

@@ -7,8 +7,8 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
-import {network, until, url} from '../fixtures/harness.ts'
-import {encoder, failure, frame, result, sse} from '../fixtures/wire.ts'
+import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
+import {codeOf, encoder, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 interface Posted {
   method?: string
@@ -372,6 +372,62 @@ describe('what the server sends that is no message', () => {
     const {transport} = await initialized()
     await transport.send({jsonrpc: '2.0', method: 'notifications/cancelled'})
     expect(posts.at(-1)).toEqual({jsonrpc: '2.0', method: 'notifications/cancelled'})
+    await transport.close()
+  })
+})
+
+describe('a call whose POST never connected', () => {
+  it('rejects not-sent and leaves the standalone stream its cursor: the server has no request of it to send again', async () => {
+    const mock = useMock()
+    const gets: (string | undefined)[] = []
+    let cut = (): void => {}
+    network.use(
+      http.get(url, ({request}) => {
+        gets.push(request.headers.get('last-event-id') ?? undefined)
+        if (gets.length > 1) return sse([], 'open')
+        // The first GET's stream brings g1, then breaks when the test says.
+        const {readable, writable} = new TransformStream<Uint8Array, Uint8Array>()
+        const writer = writable.getWriter()
+        void writer.write(encoder.encode(frame('g1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})))
+        cut = () => void writer.abort(new TypeError('terminated'))
+        return new Response(readable, {headers: {'content-type': 'text/event-stream'}})
+      }),
+    )
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), {code: 'ECONNREFUSED'})
+    const fetch = async (target: string | URL, init?: RequestInit): Promise<Response> =>
+      typeof init?.body === 'string' && init.body.includes('"tools/call"') ? Promise.reject(new TypeError('fetch failed', {cause: refused})) : globalThis.fetch(target, init)
+    const {client, transport} = await connect({fetch, reconnect: {minDelayMs: 1, maxDelayMs: 2}})
+    const seen = tap(transport)
+    await until(() => seen.length === 1)
+    const failed = await client.callTool({name: 'echo'}).catch((error: unknown) => error)
+    expect(codeOf(failed)).toBe('not-sent')
+    cut()
+    await until(() => gets.length === 2)
+    expect(gets).toEqual([undefined, 'g1'])
+    expect(mock.requests('POST', 'tools/call')).toEqual([])
+    await client.close()
+  })
+})
+
+describe('a 2026-07-28 request in a 2025 session', () => {
+  const envelope = {'io.modelcontextprotocol/protocolVersion': '2026-07-28'}
+
+  it('goes without the session ID, and a 400 carrying its JSON-RPC error is its answer: onRequestStreamEnd is called once', async () => {
+    scripted((body) => (body.method === 'server/discover' ? HttpResponse.json({jsonrpc: '2.0', id: body.id, error: {code: -32020, message: 'header mismatch'}}, {status: 400}) : undefined))
+    const sessions: (string | null)[] = []
+    network.use(
+      http.post(url, ({request}) => {
+        sessions.push(request.headers.get('mcp-session-id'))
+        return undefined
+      }),
+    )
+    const {transport, messages} = await initialized()
+    const ends: string[] = []
+    await transport.send({jsonrpc: '2.0', id: 'probe-1', method: 'server/discover', params: {_meta: envelope}}, {onRequestStreamEnd: () => ends.push('end')})
+    await transport.send(call(2))
+    expect(sessions).toEqual([null, null, 's1'])
+    expect(messages.slice(1)).toEqual([{jsonrpc: '2.0', id: 'probe-1', error: {code: -32020, message: 'header mismatch'}}, result(2)])
+    expect(ends).toEqual(['end'])
     await transport.close()
   })
 })
