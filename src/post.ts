@@ -253,7 +253,6 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   // Only a message that is no request is 'accepted' (2xx); a request always has its stream.
   if (requestId === undefined) {
     discard(response)
-    // Stryker disable next-line ConditionalExpression: answerSent of no ID finds no server request and releases nothing
     if (answers !== undefined) inbox.answerSent(answers, true)
     if (method === 'notifications/initialized') host.initialized()
     return

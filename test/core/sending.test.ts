@@ -60,6 +60,12 @@ const elicitation = {jsonrpc: '2.0', id: 'srv-1', method: 'elicitation/create', 
 /** The keys of the calls journaled in `store`. */
 const journaled = (store: MemoryStore): Promise<string[]> => store.list(`mcp-resumable-http:${url}#call:`)
 
+/** The keys `list` gives once it gives none, or after 200 ms (a store's deletes go in the background). */
+async function emptied(list: () => Promise<string[]>): Promise<string[]> {
+  for (let turn = 0; turn < 100 && (await list()).length > 0; turn++) await new Promise((resolve) => setTimeout(resolve, 2))
+  return list()
+}
+
 /** Whether `error` is a TransportError of `code` with exactly `message`, and `status` when given. */
 function expectError(error: unknown, code: string, message: string, status?: number): void {
   expect(isTransportError(error), String(error)).toBe(true)
@@ -156,7 +162,7 @@ describe('what a request that may have run says', () => {
 
 describe('the answer to a server request', () => {
   /** A call whose stream brings the server's elicitation `srv-1` and stays open; answer POSTs get `replies` in turn, then 202. */
-  async function asked(replies: (number | 'error')[]) {
+  async function asked(replies: (number | 'error')[], store?: MemoryStore) {
     const answers: Posted[] = []
     let push: (text: string) => void = () => {}
     const stream = new ReadableStream<Uint8Array>({
@@ -172,7 +178,7 @@ describe('the answer to a server request', () => {
       const reply = replies[answers.length - 1] ?? 202
       return reply === 'error' ? HttpResponse.error() : new HttpResponse(reply === 202 ? null : 'busy', {status: reply})
     })
-    const harness = await initialized()
+    const harness = await initialized(store === undefined ? {} : {store})
     await harness.transport.send(call(1))
     await until(() => harness.messages.some((message) => 'id' in message && message.id === 'srv-1'))
     return {...harness, answers, push}
@@ -182,10 +188,14 @@ describe('the answer to a server request', () => {
     ['answered 503, then accepted, is sent again and resolves', [503], 2],
     ['that met a network failure, then accepted, is sent again and resolves', ['error'], 2],
     ['answered 429 twice, then accepted, is sent a third time', [429, 429], 3],
-  ] as const)('an answer %s', async (_, replies, posts) => {
-    const {transport, answers} = await asked([...replies])
+  ] as const)('an answer %s; then its stored record goes', async (_, replies, posts) => {
+    const store = new MemoryStore()
+    const kept = (): Promise<string[]> => store.list(`mcp-resumable-http:${url}#request:`)
+    const {transport, answers} = await asked([...replies], store)
+    expect(await kept()).toHaveLength(1)
     await transport.send(answer('srv-1'))
     expect(answers).toHaveLength(posts)
+    expect(await emptied(kept)).toEqual([])
     await transport.close()
   })
 
@@ -232,8 +242,7 @@ describe("a request's own signal", () => {
     await until(() => messages.length === 2)
     expect(await journaled(store)).toHaveLength(1)
     controller.abort()
-    for (let turn = 0; turn < 100 && (await journaled(store)).length > 0; turn++) await new Promise((resolve) => setTimeout(resolve, 2))
-    expect(await journaled(store)).toEqual([])
+    expect(await emptied(() => journaled(store))).toEqual([])
     expect(messages).toHaveLength(2)
     expect(errors).toEqual([])
     await transport.close()
