@@ -54,6 +54,7 @@ async function initialized(options: ResumableHTTPClientTransportOptions = {}) {
 }
 
 const call = (id: JsonRpcId, name = 'echo'): JSONRPCMessage => ({jsonrpc: '2.0', id, method: 'tools/call', params: {name}})
+const rootsChanged: JSONRPCMessage = {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}
 const answer = (id: JsonRpcId): JSONRPCMessage => ({jsonrpc: '2.0', id, result: {}})
 const elicitation = {jsonrpc: '2.0', id: 'srv-1', method: 'elicitation/create', params: {message: 'sure?', requestedSchema: {type: 'object', properties: {}}}}
 
@@ -87,7 +88,7 @@ describe('what a message that is not sent says', () => {
 
   it.each([
     ['a request', call(1), 'tools/call'],
-    ['a notification', {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}, 'notifications/roots/list_changed'],
+    ['a notification', rootsChanged, 'notifications/roots/list_changed'],
     ['an answer', answer('srv-1'), 'the message'],
   ])('%s answered 404 in the session says the session expired and names what was not sent again; a later request is not sent', async (_, message, named) => {
     const posts = scripted((body) => (body.method === 'initialize' ? undefined : new HttpResponse(null, {status: 404})))
@@ -100,7 +101,7 @@ describe('what a message that is not sent says', () => {
 
   it.each([
     ['a request', call(1), 'POST tools/call'],
-    ['a notification', {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}, 'POST notifications/roots/list_changed'],
+    ['a notification', rootsChanged, 'POST notifications/roots/list_changed'],
     ['an answer', answer('srv-1'), 'POST response'],
   ])('%s refused 400 rejects with an http error naming the POST, the status and the body', async (_, message, named) => {
     scripted((body) => (body.method === 'initialize' ? undefined : new HttpResponse('bad', {status: 400})))
@@ -124,7 +125,7 @@ describe('what a request that may have run says', () => {
     ['answered 200 without a body or content type', () => new HttpResponse(null, {status: 200}), 'tools/call 7 answered 200 with no content type: it may have run, and was not sent again', 200],
     ['answered 200 in HTML', () => new HttpResponse('<p>hi</p>', {headers: {'content-type': 'text/html'}}), 'tools/call 7 answered 200 with content type "text/html": it may have run, and was not sent again', 200],
     ['failed with 502', () => new HttpResponse('down', {status: 502}), 'tools/call 7 failed with HTTP 502: it may have run, and was not sent again', 502],
-    ...['application/json', 'text/event-stream'].map((type) => [
+    ...['application/json', 'text/event-stream'].map((type): [string, () => Response, string, number] => [
       `answered 200 in ${type} without a body`,
       () => new HttpResponse(null, {headers: {'content-type': type}}),
       `tools/call 7 answered 200 with content type "${type}": it may have run, and was not sent again`,
