@@ -91,7 +91,7 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   if (requestSignal?.aborted === true) throw new TransportError('aborted', `${method ?? 'The request'} was cancelled before it was sent`)
   // The Client relies on a session that expired: a request sent without it would meet "not initialized".
   if (clientId !== undefined && method !== 'initialize' && session.expired !== undefined) {
-    throw new TransportError('session-expired', `Session ${session.expired} has expired; ${method ?? 'the request'} was not sent: initialize a new session`)
+    throw new TransportError('session-expired', `Session ${session.expired} has expired; ${String(method)} was not sent: initialize a new session`)
   }
   // A stored session's handshake is answered from the store: the server knows this session already.
   const replayed = method === 'initialize' ? session.takeReplay() : undefined
@@ -110,6 +110,7 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   const answers = inbox.recordAnswer(message)
   if (answers !== undefined) await session.keep(keyOfId(answers), message)
   const cancelledId = cancelledRequestIdOf(message)
+  // Stryker disable next-line ConditionalExpression: inbox.cancel of no ID finds no request
   const cancelled = cancelledId === undefined ? undefined : inbox.cancel(message, cancelledId)
   if (cancelled !== undefined) {
     // [spec 2025-06-18 cancellation] cancelling is a POST naming the wire ID; the request's stream stops.
@@ -118,9 +119,10 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   }
   // [spec basic] a request ID is never reused within a session, across processes too: the wire gets its own.
   const requestId = clientId === undefined ? undefined : await session.nextWireId()
-  const onEnd = options.onRequestStreamEnd === undefined ? undefined : () => requestSignal?.aborted !== true && options.onRequestStreamEnd?.()
+  const {onRequestStreamEnd} = options
+  const onEnd = onRequestStreamEnd === undefined ? undefined : () => requestSignal?.aborted !== true && onRequestStreamEnd()
   const stream =
-    requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message), orphan: false, stored: undefined, onCursor: options.onresumptiontoken, onEnd})
+    requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message, method!, clientId!), orphan: false, stored: undefined, onCursor: options.onresumptiontoken, onEnd})
   // The call journal records a call before it goes (docs/design.md#the-call-journal).
   await host.journal.sending(message, requestId, session.id)
   if (requestId !== undefined) message = inbox.registerRequest(message, requestId)
@@ -130,11 +132,13 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
     const cancel = (): void => {
       inbox.forget(requestId!)
       host.journal.rejected(requestId!)
-      stream.controller.abort(new TransportError('aborted', `${method ?? 'The request'} was cancelled`))
+      stream.controller.abort(new TransportError('aborted', `${String(method)} was cancelled`))
     }
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: an abort fires once; after the stream, cancel finds nothing to do
     requestSignal.addEventListener('abort', cancel, {once: true, signal: stream.controller.signal})
   }
-  const what = `${method ?? 'request'} ${String(clientId)}`
+  // Only requests are named with it: each has a method and an ID.
+  const what = `${String(method)} ${String(clientId)}`
   const outgoing: Outgoing = {message, method, what, requestId, stream, answers, headers, envelopeVersion}
   if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
   else if (answers !== undefined) await host.answers.run((signal) => postAnswer(host, outgoing, signal), lifetime)
@@ -145,6 +149,7 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
 export async function deleteSession(host: Pick<PostHost, 'http' | 'session'>, sessionId: string, signal: AbortSignal): Promise<number> {
   const response = await exchange(host.http, {method: 'DELETE', sessionId, protocolVersion: host.session.protocolVersion, signal})
   if (classifyDeleteAnswer(response.status) === 'refused') throw await httpError(host.http, response, 'DELETE')
+  // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows it
   discard(response)
   return response.status
 }
@@ -181,12 +186,12 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   const {message, method, what, requestId, stream, answers, envelopeVersion} = outgoing
   const {session, inbox} = host
   const fail = (error: unknown): unknown => {
-    if (requestId !== undefined) inbox.forget(requestId)
-    // The Client hears of the failure from this rejection: its journaled call is delivered.
-    if (requestId !== undefined) host.journal.rejected(requestId)
     if (answers !== undefined) inbox.answerSent(answers, false)
-    if (stream !== undefined) host.streams.remove(stream, false)
     if (requestId === undefined) return error
+    inbox.forget(requestId)
+    // The Client hears of the failure from this rejection: its journaled call is delivered.
+    host.journal.rejected(requestId)
+    host.streams.remove(stream!, false)
     // A connection never opened sent nothing: safe to send again. Any other failure may have let it run.
     const failure = isTransportError(error, 'network') ? new TransportError(neverConnected(error) ? 'not-sent' : 'outcome-unknown', `${what}: ${error.message}`, {cause: error}) : error
     // [docs/failures.md] its tool may be asking the client meanwhile, on a stream nobody reads.
@@ -204,12 +209,13 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   const contentType = response.headers.get('content-type')
   const answer = classifyPostAnswer({
     status: response.status,
-    body: response.body === null ? 'other' : isEventStream(contentType) ? 'event-stream' : isJson(contentType) ? 'json' : 'other',
+    body: bodyOf(response, contentType),
     sentSession: sentSession !== undefined,
     request: requestId !== undefined,
   })
   if (answer === 'session-expired') {
     // The request is never sent again, in any path.
+    // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows it
     discard(response)
     const error = new TransportError('session-expired', `Session ${sentSession} has expired (HTTP 404); ${method ?? 'the message'} was not sent again`, {status: 404})
     fail(error)
@@ -220,13 +226,15 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     const error = await httpError(host.http, response, `POST ${method ?? 'response'}`)
     // [SDK interop] a 2026-07-28 request refused 400 with its JSON-RPC error (a header mismatch, an unsupported
     // version) is answered with it, as the v2 SDK's transport does: the Client's version negotiation reads it there.
-    const rpcError = envelopeVersion === undefined || requestId === undefined ? undefined : rpcErrorAnswering(error, requestId)
+    // Only a request has an envelope.
+    const rpcError = envelopeVersion === undefined ? undefined : rpcErrorAnswering(error, requestId!)
     if (rpcError === undefined) throw fail(error)
     host.streams.remove(stream!, false)
     await host.deliver([rpcError])
     return
   }
   if (answer === 'outcome-unknown') {
+    // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows it
     discard(response)
     const why = response.ok ? `answered ${response.status} with ${contentType === null ? 'no content type' : `content type ${JSON.stringify(contentType)}`}` : `failed with HTTP ${response.status}`
     throw fail(new TransportError('outcome-unknown', `${what} ${why}: it may have run, and was not sent again`, {status: response.status}))
@@ -237,18 +245,20 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     try {
       session.offer(requestId, response.headers.get('mcp-session-id'))
     } catch (error) {
+      // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows it
       discard(response)
       throw fail(error)
     }
   }
-  if (answer === 'accepted' || stream === undefined || requestId === undefined) {
+  // Only a message that is no request is 'accepted' (2xx); a request always has its stream.
+  if (requestId === undefined) {
     discard(response)
     if (answers !== undefined) inbox.answerSent(answers, true)
     if (method === 'notifications/initialized') host.initialized()
     return
   }
   if (answer === 'event-stream') {
-    host.follow(stream, response.body!)
+    host.follow(stream!, response.body!)
     return
   }
   let messages: JSONRPCMessage[]
@@ -258,21 +268,27 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     // The server took the request: whatever went wrong with its answer, it may have run.
     throw fail(new TransportError('outcome-unknown', `The answer to ${what} could not be read: ${asError(error).message}`, {cause: error}))
   }
-  host.streams.remove(stream, false)
+  host.streams.remove(stream!, false)
   for (const answer of messages) await host.journal.receiving(answer)
   await host.deliver(messages)
   // Built only when needed: an error's stack trace costs more than the rest of a request's own work.
+  // Stryker disable next-line ConditionalExpression: settle ignores a request no longer pending; the check spares the error
   if (inbox.isPending(requestId)) {
     inbox.settle(requestId, new TransportError('outcome-unknown', `The JSON answer to ${what} did not contain its response`))
   }
 }
 
+/** What a POST's answer carries, as {@link classifyPostAnswer} tells it. */
+function bodyOf(response: Response, contentType: string | null): 'event-stream' | 'json' | 'other' {
+  if (response.body !== null && isEventStream(contentType)) return 'event-stream'
+  if (response.body !== null && isJson(contentType)) return 'json'
+  // Stryker disable next-line StringLiteral: classifyPostAnswer tells only 'event-stream' and 'json' from the rest
+  return 'other'
+}
+
 /** Request `message` as the app sent it: what a later process needs to say whose answer it is. */
-function callOf(message: JSONRPCMessage): CallRecord | undefined {
-  const method = methodOf(message)
-  const clientId = requestIdOf(message)
-  if (method === undefined || clientId === undefined) return undefined
+function callOf(message: JSONRPCMessage, method: string, clientId: JsonRpcId): CallRecord {
   const params = (message as {params?: {name?: unknown; uri?: unknown}}).params
   const name = typeof params?.name === 'string' ? params.name : typeof params?.uri === 'string' ? params.uri : undefined
-  return name === undefined ? {method, clientId} : {method, name, clientId}
+  return {method, name, clientId}
 }
