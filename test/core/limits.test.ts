@@ -8,7 +8,7 @@ import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {flush, quiet, realTurns} from '../fixtures/timing.ts'
-import {answerToolCalls, codeOf, frame, result, sse, tap} from '../fixtures/wire.ts'
+import {answerToolCalls, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
 const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
 
@@ -268,23 +268,10 @@ describe('answers waiting their turn', () => {
   /** `pings` server requests on the standalone stream; their answers' POSTs are held until `release`. */
   async function heldAnswers(pings: number) {
     const mock = useMock()
-    const posted: unknown[] = []
-    const aborted: unknown[] = []
-    let release = (): void => {}
-    const released = new Promise<void>((resolve) => (release = resolve))
-    network.use(
-      http.post(url, async ({request}) => {
-        const body = (await request.clone().json()) as {id?: unknown; result?: unknown}
-        if (body.result === undefined) return undefined
-        posted.push(body.id)
-        request.signal.addEventListener('abort', () => aborted.push(body.id))
-        await released
-        return new Response(null, {status: 202})
-      }),
-    )
+    const held = holdAnswers()
     interceptGets(mock, () => sse([Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join('')], 'open'))
     const harness = await connect({limits: {maxConcurrentAnswers: 1}})
-    return {...harness, posted, aborted, release}
+    return {...harness, ...held}
   }
 
   it('wait in order past limits.maxConcurrentAnswers, and the congestion is reported once, with the size it reached', async () => {
