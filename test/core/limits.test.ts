@@ -6,7 +6,7 @@ import {http} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock, warningsDuring} from '../fixtures/harness.ts'
 import {flush, quiet, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
@@ -302,19 +302,13 @@ describe('answers waiting their turn', () => {
 
 describe('answers one after another', () => {
   it('leave no listener on the transport behind them: a dozen raise no MaxListenersExceededWarning', async () => {
-    const warnings: string[] = []
-    const warned = (warning: Error): number => warnings.push(warning.name)
-    process.on('warning', warned)
-    try {
+    const warnings = await warningsDuring(async () => {
       const mock = useMock()
       interceptGets(mock, () => sse(Array.from({length: 12}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})), 'open'))
       const {client} = await connect({limits: {maxConcurrentAnswers: 1}})
       await until(() => mock.log.filter((entry) => entry.method === 'POST' && entry.rpcMethod === undefined).length === 12)
-      await new Promise((resolve) => setImmediate(resolve))
-      expect(warnings).toEqual([])
       await client.close()
-    } finally {
-      process.off('warning', warned)
-    }
+    })
+    expect(warnings).toEqual([])
   })
 })
