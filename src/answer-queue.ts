@@ -37,7 +37,7 @@ export class AnswerQueue {
     const follow = (): void => own.abort(signal.reason)
     try {
       if (signal.aborted) throw abortedError(signal)
-      signal.addEventListener('abort', follow, {once: true})
+      signal.addEventListener('abort', follow)
       return await task(own.signal)
     } finally {
       signal.removeEventListener('abort', follow)

@@ -99,8 +99,8 @@ export function classifyStreamAnswer({status, eventStream, sentSession, sentCurs
   // A deploy, a rate limiter, an overloaded proxy: the cursor is still good, and the server will want it.
   if (isTransient(status)) return 'transient'
   if (status === 401 || status === 403) return 'unauthorized'
-  // Any other 4xx to a Last-Event-ID (400, 409, 410, 422, ...) refuses that cursor.
-  if (sentCursor) return 'cursor-refused'
+  // Any other 4xx to a Last-Event-ID (400, 409, 410, 422, ...) refuses that cursor; a redirect not followed does not.
+  if (sentCursor && status >= 400) return 'cursor-refused'
   // [SDK interop] the SDK server answers 409 while the session's previous GET stream is still open on its side.
   if (status === 409) return 'transient'
   return 'refused'

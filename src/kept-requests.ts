@@ -19,11 +19,6 @@ export class KeptRequests {
     this.#dropped = dropped
   }
 
-  /** The characters of JSON kept: at most `maxChars`, or the one message kept when it alone weighs more. */
-  get chars(): number {
-    return this.#chars
-  }
-
   has(key: string): boolean {
     return this.#kept.has(key)
   }

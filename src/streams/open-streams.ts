@@ -21,8 +21,11 @@ export class OpenStreams {
   readonly #track: (task: Promise<void>) => void
   readonly #caps: StreamCaps
   readonly #streams = new Map<string, Stream>()
-  /** Streams whose record may exist in the store: only those have one to delete. */
-  readonly #stored = new Set<string>()
+  /**
+   * Streams whose record may exist in the store, and the session it was written in: only those have one to delete,
+   * and a record of an ended session went with it (a next session's stream of the same key has none).
+   */
+  readonly #stored = new Map<string, string | undefined>()
   /** Streams whose cursor write {@link saveCursorSoon} put off: one timer writes them all, however many they are. */
   readonly #soon = new Set<Stream>()
   #soonTimer: ReturnType<typeof setTimeout> | undefined
@@ -43,11 +46,11 @@ export class OpenStreams {
   add(lifetime: AbortSignal, init: StreamInit): Stream {
     if (this.#lifetime !== lifetime) {
       this.#lifetime = lifetime
-      lifetime.addEventListener('abort', () => this.abortAll(lifetime.reason), {once: true})
+      lifetime.addEventListener('abort', () => this.abortAll(lifetime.reason))
     }
     const stream = new Stream(init, this.#caps)
     this.#streams.set(stream.key, stream)
-    if (init.stored !== undefined) this.#stored.add(stream.key)
+    if (init.stored !== undefined) this.#stored.set(stream.key, this.#sessionId())
     return stream
   }
 
@@ -74,10 +77,17 @@ export class OpenStreams {
   saveCursor(stream: Stream): Promise<void> {
     this.#cancelSoon(stream)
     const sessionId = this.#sessionId()
+    // Stryker disable next-line ConditionalExpression: without a session no stream has a cursor (`cursorFor` asks for one) nor a record: the next line returns too
     if (sessionId === undefined) return Promise.resolve()
-    if (stream.persistable(sessionId) === undefined && !this.#stored.has(stream.key)) return Promise.resolve()
-    this.#stored.add(stream.key)
+    if (stream.persistable(sessionId) === undefined && this.#recordSession(stream) === undefined) return Promise.resolve()
+    this.#stored.set(stream.key, sessionId)
     return this.#records.saveStream(sessionId, stream.key, () => stream.persistable(sessionId))
+  }
+
+  /** The current session, when the store may hold a record of `stream` in it. */
+  #recordSession(stream: Stream): string | undefined {
+    const sessionId = this.#sessionId()
+    return this.#stored.get(stream.key) === sessionId ? sessionId : undefined
   }
 
   /** Stores `stream`'s cursor a little later, unless a write or the stream's end comes first. */
@@ -108,8 +118,9 @@ export class OpenStreams {
       if (waiting) this.#track(this.saveCursor(stream))
       return
     }
-    const sessionId = this.#sessionId()
-    if (sessionId === undefined || !this.#stored.delete(stream.key)) return
+    const sessionId = this.#recordSession(stream)
+    this.#stored.delete(stream.key)
+    if (sessionId === undefined) return
     this.#track(this.#records.saveStream(sessionId, stream.key, () => undefined))
   }
 

@@ -87,9 +87,7 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
     if (silence?.expired === true) return 'silent'
     // A read failure is a dropped connection; what follows is the reconnect decision's business.
     if (ended?.aborted !== true) host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
-  } finally
-  // Stryker disable next-line BlockStatement: it releases an ended connection's timer and listeners; the stream's abort cancels the body anyway
-  {
+  } finally {
     silence?.release()
     await batches.close()
   }

@@ -6,8 +6,8 @@ import {describe, expect, it, vi} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
-import {quiet, realTurns} from '../fixtures/timing.ts'
-import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
+import {flush, msUntil, quiet, realTurns} from '../fixtures/timing.ts'
+import {answerToolCalls, codeOf, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
 const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
@@ -187,5 +187,53 @@ describe('why a call was settled outcome-unknown', () => {
     await until(() => errors.length === 1)
     expect(errors[0]).toMatchObject({code: 'resumption-rejected', status: 400, message: 'The server refused Last-Event-ID "g_1" of the standalone GET stream (HTTP 400)'})
     await client.close()
+  })
+})
+
+describe('the deadline of a resumed response stream', () => {
+  /** A call whose POST stream breaks after `p1`, resumed into a stream that stays silent; the transport's messages. */
+  async function silentResumption(resumeTimeoutMs: number) {
+    const mock = useMock()
+    const gets = interceptGets(mock, () => sse([], 'open'))
+    const {client, transport} = await connect({reconnect: {minDelayMs: 1, maxDelayMs: 2}, resumeTimeoutMs})
+    const messages = tap(transport)
+    answerToolCalls(() => sse([frame('p1')], 'error'))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    // Sent by hand: the SDK Client's own request timeout would run on the fake clock too.
+    await transport.send({jsonrpc: '2.0', id: 'call', method: 'tools/call', params: {name: 'echo'}})
+    await msUntil(() => gets.some((get) => get.lastEventId === 'p1'))
+    await flush()
+    const settled = (): boolean => messages.some((message) => 'id' in message && message.id === 'call')
+    return {client, settled}
+  }
+
+  it.each([
+    [2 ** 31 - 1, true],
+    // Past 2^31 - 1 ms a timer fires at once: no deadline at all.
+    [2 ** 31, false],
+  ])('with resumeTimeoutMs %s, a resumed stream that stays silent that long settles its call: %s', async (limit, cut) => {
+    try {
+      const {client, settled} = await silentResumption(limit)
+      await vi.advanceTimersByTimeAsync(2 ** 31 - 2)
+      await flush()
+      expect(settled()).toBe(false)
+      await vi.advanceTimersByTimeAsync(2)
+      await flush()
+      expect(settled()).toBe(cut)
+      await client.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('close() while the resumed stream is silent leaves no deadline running', async () => {
+    try {
+      const {client} = await silentResumption(60_000)
+      expect(vi.getTimerCount()).toBe(1)
+      await client.close()
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

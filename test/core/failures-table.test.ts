@@ -54,3 +54,11 @@ describe('the table of answers in docs/failures.md', () => {
     expect(classifyStreamAnswer({status: 404, eventStream: false, sentSession: false, sentCursor: false})).toBe('not-offered')
   })
 })
+
+describe('a redirect the transport does not follow', () => {
+  // One without a Location (a 300 or 304 has none) reaches the classification as it is.
+  it.each([300, 301, 302, 303, 304, 307, 308])('%s is refused for every kind of request, as the 3xx row says: no cursor is refused, no session cleared', (status) => {
+    const row = rows.find(([answer]) => answer === '3xx not followed')!
+    expect(classify(status)).toEqual(row.slice(1))
+  })
+})

@@ -6,9 +6,9 @@ import {http} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
-import {flush, realTurns} from '../fixtures/timing.ts'
-import {answerToolCalls, codeOf, frame, result, sse, tap} from '../fixtures/wire.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock, warningsDuring} from '../fixtures/harness.ts'
+import {flush, quiet, realTurns} from '../fixtures/timing.ts'
+import {answerToolCalls, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
 const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
 
@@ -261,5 +261,54 @@ describe('options', () => {
     [{maxAnswers: 4}, 'Unknown field limits.maxAnswers'],
   ])('limits %j is refused with a TypeError', async (limits, message) => {
     await expect(connect({limits: limits as never})).rejects.toThrow(message)
+  })
+})
+
+describe('answers waiting their turn', () => {
+  /** `pings` server requests on the standalone stream; their answers' POSTs are held until `release`. */
+  async function heldAnswers(pings: number) {
+    const mock = useMock()
+    const held = holdAnswers()
+    interceptGets(mock, () => sse([Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join('')], 'open'))
+    const harness = await connect({limits: {maxConcurrentAnswers: 1}})
+    return {...harness, ...held}
+  }
+
+  it('wait in order past limits.maxConcurrentAnswers, and the congestion is reported once, with the size it reached', async () => {
+    const {client, events, posted, release} = await heldAnswers(4)
+    await until(() => posted.length === 1)
+    await until(() => eventsOf(events, 'limit-exceeded').length > 0)
+    release()
+    await until(() => posted.length === 4)
+    expect(posted).toEqual(['ping-0', 'ping-1', 'ping-2', 'ping-3'])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([
+      {type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: 2, max: 1, stream: undefined, requestId: undefined},
+    ])
+    await client.close()
+  })
+
+  it('close() aborts the answer POST in flight, and the answers waiting behind it are never sent', async () => {
+    const {transport, posted, aborted, release} = await heldAnswers(3)
+    await until(() => posted.length === 1)
+    const closed = transport.close()
+    await until(() => aborted.length === 1, 1000)
+    release()
+    await closed
+    await quiet()
+    expect(posted).toEqual(['ping-0'])
+    expect(aborted).toEqual(['ping-0'])
+  })
+})
+
+describe('answers one after another', () => {
+  it('leave no listener on the transport behind them: a dozen raise no MaxListenersExceededWarning', async () => {
+    const warnings = await warningsDuring(async () => {
+      const mock = useMock()
+      interceptGets(mock, () => sse(Array.from({length: 12}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})), 'open'))
+      const {client} = await connect({limits: {maxConcurrentAnswers: 1}})
+      await until(() => mock.log.filter((entry) => entry.method === 'POST' && entry.rpcMethod === undefined).length === 12)
+      await client.close()
+    })
+    expect(warnings).toEqual([])
   })
 })

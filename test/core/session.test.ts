@@ -313,3 +313,42 @@ describe('the sessionId option', () => {
     await transport.close()
   })
 })
+
+describe('what the session says and writes', () => {
+  it.each([
+    ['the sessionId option', async () => failure(new ResumableHTTPClientTransport(new URL(url), {sessionId: 'bad id'}).start()), 'options.sessionId must be visible ASCII (0x21-0x7E), got "bad id"'],
+    ['the server', async () => failure(connect()), 'The server sent an invalid session ID "bad id": only visible ASCII is allowed'],
+  ])('an invalid session ID from %s fails with a message that shows it', async (_from, attempt, message) => {
+    useMock({sessionIds: ['bad id']})
+    const error = await attempt()
+    expect(isTransportError(error, 'protocol')).toBe(true)
+    expect((error as Error).message).toBe(message)
+  })
+
+  const initialized: JSONRPCMessage = {jsonrpc: '2.0', method: 'notifications/initialized'}
+  it.each([
+    ['on a session the app named, with no handshake in this process', async () => (await started({sessionId: 'session-1'})).transport],
+    ['after the Client initialized', async () => (await connect()).transport],
+    ['after a handshake answered from the store', async () => (await connect({store: await storedSession(new MemoryStore())})).transport],
+  ])('a notifications/initialized the app sends %s reaches the server: only the one of a replayed handshake is the server\'s already', async (_when, open) => {
+    const mock = useMock()
+    await (await connect()).client.close()
+    const transport = await open()
+    const before = mock.requests('POST', 'notifications/initialized').length
+    await transport.send(initialized)
+    expect(mock.requests('POST', 'notifications/initialized').length - before).toBe(1)
+    await transport.close()
+  })
+
+  it('reserves request IDs a hundred at a time in the session record, and nothing in the record of the era without sessions', async () => {
+    useMock()
+    const store = new RecordingStore()
+    const {client} = await connect({store})
+    const before = store.writes.length
+    for (let call = 0; call < 10; call++) await client.callTool({name: 'echo'})
+
+    expect(store.writes.slice(before).filter((write) => write.key.endsWith('#session'))).toEqual([])
+    expect(store.writes.filter((write) => write.key.endsWith('#wire-ids'))).toEqual([])
+    await client.close()
+  })
+})

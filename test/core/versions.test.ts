@@ -23,11 +23,11 @@ interface Seen {
 }
 
 /**
- * A 2026-07-28 server that still mints a session ID on initialize (to be ignored), answers GET with 405,
+ * A 2026-07-28 server that still mints a session ID on initialize (to be ignored; `minted` null: none), answers GET with 405,
  * `tools/call` with `call`, and other requests with an SSE answer: a notification, then the response, both
  * under the same event ID.
  */
-function modernServer(call: (id: JsonRpcId, tool: string) => Response): Seen[] {
+function modernServer(call: (id: JsonRpcId, tool: string) => Response, minted: string | null = 'minted-anyway'): Seen[] {
   const seen: Seen[] = []
   network.use(
     http.all(url, async ({request}) => {
@@ -44,7 +44,7 @@ function modernServer(call: (id: JsonRpcId, tool: string) => Response): Seen[] {
       if (body.id === undefined) return new HttpResponse(null, {status: 202})
       if (body.method === 'initialize') {
         const result = {protocolVersion: '2026-07-28', capabilities: {}, serverInfo: {name: 'modern', version: '1'}}
-        return HttpResponse.json({jsonrpc: '2.0', id: body.id, result}, {headers: {'mcp-session-id': 'minted-anyway'}})
+        return HttpResponse.json({jsonrpc: '2.0', id: body.id, result}, {headers: minted === null ? {} : {'mcp-session-id': minted}})
       }
       if (body.method === 'tools/call') return call(body.id, body.params?.name ?? '')
       // Event IDs mean nothing here: a server may repeat one, and both events must still arrive.
@@ -55,8 +55,8 @@ function modernServer(call: (id: JsonRpcId, tool: string) => Response): Seen[] {
 }
 
 /** A transport driven by hand: initialized against `modernServer`, then switched to 2026-07-28 as the Client would. */
-async function onModernServer(call: (id: JsonRpcId, tool: string) => Response) {
-  const seen = modernServer(call)
+async function onModernServer(call: (id: JsonRpcId, tool: string) => Response, minted?: string | null) {
+  const seen = modernServer(call, minted)
   const store = new RecordingStore()
   const events: TransportEvent[] = []
   const messages: JSONRPCMessage[] = []
@@ -224,6 +224,16 @@ describe('404 with -32601 is method not found', () => {
     await request(2, 'tools/list')
     await until(() => answerTo(2) !== undefined)
     expect(eventsOf(events, 'session-expired')).toEqual([])
+    await transport.close()
+  })
+})
+
+describe('a 2026-07-28 handshake that offers no session', () => {
+  it('writes nothing of a session to the store, not even its deletion: there was none to end', async () => {
+    const {store, transport, request, answerTo} = await onModernServer(() => sse([]), null)
+    await request(1, 'tools/list')
+    await until(() => answerTo(1) !== undefined)
+    expect(store.writes.filter((write) => !write.key.endsWith('#wire-ids'))).toEqual([])
     await transport.close()
   })
 })

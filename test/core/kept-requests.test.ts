@@ -1,0 +1,118 @@
+/**
+ * The server requests kept for a restart (src/kept-requests.ts): their bounds by count and by weight, an answer
+ * that replaces its request, and what a new session or a forgotten ID does to them.
+ */
+import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
+import {describe, expect, it} from 'vitest'
+import {connect, eventsOf, interceptGets, until, url, useMock} from '../fixtures/harness.ts'
+import {RecordingStore} from '../fixtures/recording-store.ts'
+import {answerToolCalls, frame, holdAnswers, result, sse} from '../fixtures/wire.ts'
+
+const records = `mcp-resumable-http:${url}#request:`
+
+/** A sampling request `id` of a fixed JSON length: `size` characters of text and the frame around them. */
+function sampling(id: string, size: number): object {
+  return {jsonrpc: '2.0', id, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: ''.padEnd(size, '.')}}], maxTokens: 10}}
+}
+
+const chars = (message: object): number => JSON.stringify(message).length
+
+describe('server requests kept for a restart, by count', () => {
+  const requests = Array.from({length: 1025}, (_, n) => sampling(`s${String(n).padStart(4, '0')}`, 10))
+  const each = chars(requests[0]!)
+  it.each([
+    ['past the count, the 1025th drops the oldest, silently: its weight is no cause', 32 * 1024 * 1024, ['s0000'], []],
+    ['a weight of exactly the bound is no excess: only the count drops', 1024 * each, ['s0000'], []],
+    ['past the weight, with exactly 1024 kept, the oldest go, reported with the weight that dropped them', 1024 * each - 1, ['s0000', 's0001'], ['s0000', 's0001']],
+  ])('%s', async (_bound, keptRequestBytes, dropped, reported) => {
+    const mock = useMock()
+    interceptGets(mock, () => sse([requests.map((request, n) => frame(`r${n}`, request)).join('')], 'open'))
+    const store = new RecordingStore()
+    let count = 0
+    const {client, events} = await connect({store, limits: {keptRequestBytes, maxConcurrentAnswers: 200}})
+    client.setRequestHandler(CreateMessageRequestSchema, () => {
+      count++
+      return new Promise(() => {})
+    })
+    await until(() => count === requests.length, 5000)
+
+    const kept = (await store.list(records)).map((key) => JSON.parse(key.slice(records.length)) as string).sort()
+    expect(kept).toEqual(requests.map((request) => (request as {id: string}).id).filter((id) => !dropped.includes(id)))
+    const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
+    expect(reports.map((event) => [event.requestId, event.size])).toEqual(reported.map((id) => [id, 1024 * each]))
+    await client.close()
+  }, 10_000)
+})
+
+describe('the Client\'s answer kept for a restart', () => {
+  it.each([
+    ['room for both the answer and the next request: nothing goes', {request: 20_000, answer: 2, next: 20_000}, 30_000, []],
+    ['room for the next request only: the answer goes, reported once, its record deleted once', {request: 20_000, answer: 2, next: 20_000}, 20_200, ['r0']],
+    ['an answer heavier than the bound, alone: it stays until the server took it', {request: 100, answer: 2000, next: undefined}, 1000, []],
+  ] as const)('%s', async (_what, sizes, keptRequestBytes, reported) => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    const {posted, taken, release} = holdAnswers()
+    interceptGets(mock, () => sse([frame('g0', sampling('r0', sizes.request))], 'open'))
+    const {client, events} = await connect({store, limits: {keptRequestBytes}})
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: ''.padEnd(sizes.answer, '.')}}))
+    await until(() => posted.includes('r0'))
+    if (sizes.next !== undefined) {
+      // The next request comes once the answer is kept (on a call's stream), and is answered in turn.
+      answerToolCalls((id) => sse([frame('c0', sampling('r1', sizes.next)), frame('c1', result(id))]))
+      await client.callTool({name: 'echo'})
+    }
+    const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
+    expect(reports.map((event) => event.requestId)).toEqual(reported)
+    const r0 = `${records}"r0"`
+    expect(store.writes.filter((write) => write.key === r0).map((write) => write.op)).toEqual(['set', 'set', ...(reported.length > 0 ? ['delete'] : [])])
+    release()
+    await until(() => taken() === posted.length)
+    await until(() => !store.keys.has(r0))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(store.writes.filter((write) => write.key === r0 && write.op === 'delete')).toHaveLength(1)
+    await client.close()
+  })
+})
+
+describe('a kept server request that comes again', () => {
+  /** Every sampling request the Client is handed, by ID, held unanswered. */
+  function held(client: Awaited<ReturnType<typeof connect>>['client']): unknown[] {
+    const delivered: unknown[] = []
+    client.setRequestHandler(CreateMessageRequestSchema, (_request, extra) => {
+      delivered.push(extra.requestId)
+      return new Promise(() => {})
+    })
+    return delivered
+  }
+
+  it('once de-duplication forgot its ID is delivered again, as any replay from that far back, but not stored again', async () => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    const ids = ['r0', 'x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'r0']
+    interceptGets(mock, () => sse([ids.map((id, n) => frame(`e${n}`, sampling(id, 10))).join('')], 'open'))
+    const {client} = await connect({store, limits: {dedupeBytes: 4}})
+    const delivered = held(client)
+    await until(() => delivered.length === ids.length)
+    expect(store.writes.filter((write) => write.key === `${records}"r0"`)).toHaveLength(1)
+    await client.close()
+  })
+
+  it('in a new session is kept for a restart, though the old session kept one of the same ID', async () => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    interceptGets(mock, () => sse([frame('g0', sampling('r0', 10))], 'open'))
+    const {client, transport} = await connect({store})
+    const delivered = held(client)
+    await until(() => delivered.length === 1)
+    expect(store.keys).toContain(`${records}"r0"`)
+    await transport.terminateSession()
+    expect(store.keys).not.toContain(`${records}"r0"`)
+    await client.close()
+    await client.connect(transport)
+    await until(() => delivered.length === 2)
+    expect(transport.sessionId).toBe('session-2')
+    expect(store.keys).toContain(`${records}"r0"`)
+    await client.close()
+  })
+})
