@@ -355,3 +355,55 @@ describe('callbacks across close() and connect()', () => {
     await client.close()
   })
 })
+
+describe('what the transport says when it is used out of turn or ends a session', () => {
+  it('send() before start() rejects with aborted, naming start(); close() before start() does nothing', async () => {
+    const transport = new ResumableHTTPClientTransport(new URL(url))
+    let closed = 0
+    transport.onclose = () => closed++
+    await expect(transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})).rejects.toSatisfy(
+      (error) => isTransportError(error, 'aborted') && error.message === 'The transport is not started: call start() (Client.connect does) first',
+    )
+    await expect(transport.close()).resolves.toBeUndefined()
+    expect(closed).toBe(0)
+  })
+
+  it('finishAuth() without any authProvider is a TypeError naming options.authProvider', async () => {
+    await expect(new ResumableHTTPClientTransport(new URL(url)).finishAuth('code')).rejects.toThrow(new TypeError('finishAuth needs options.authProvider'))
+  })
+
+  it('terminateSession() before a session exists sends no DELETE', async () => {
+    const mock = useMock()
+    const transport = new ResumableHTTPClientTransport(new URL(url))
+    await transport.start()
+    await transport.terminateSession()
+    expect(mock.requests('DELETE')).toHaveLength(0)
+    await transport.close()
+  })
+
+  it.each([
+    ['terminateSession()', 'Session session-1 was terminated', [{type: 'session-terminated', sessionId: 'session-1', status: 200}], (transport: ResumableHTTPClientTransport) => transport.terminateSession()],
+    ['close()', 'The transport was closed', [], (transport: ResumableHTTPClientTransport) => transport.close()],
+  ])('%s rejects a call in flight with the message %j, and emits %j', async (_how, message, terminated, end) => {
+    useMock()
+    const {transport, client, events} = await connect()
+    const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 50}}).catch((error: unknown) => error)
+    await until(() => transport.pendingRequests === 1)
+    await end(transport)
+    expect(await call).toMatchObject({message: expect.stringContaining(message) as unknown})
+    expect(eventsOf(events, 'session-terminated')).toEqual(terminated)
+    await client.close()
+  })
+
+  it('close() with terminateOnClose reports a refused DELETE once through onerror, and still closes', async () => {
+    useMock()
+    const {transport, client, errors} = await connect({terminateOnClose: true})
+    network.use(http.delete(url, () => new HttpResponse('busy', {status: 403})))
+    let closed = 0
+    transport.onclose = () => closed++
+    await transport.close()
+    expect(errors.map((error) => [isTransportError(error, 'http'), error.message])).toEqual([[true, expect.stringContaining('DELETE failed with HTTP 403')]])
+    expect(closed).toBe(1)
+    await client.close()
+  })
+})
