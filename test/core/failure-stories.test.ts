@@ -117,3 +117,17 @@ describe('failure 2: an event ID that outlived its session', () => {
     }
   })
 })
+
+describe('a session that expires under calls sent at once', () => {
+  it('rejects every call with session-expired, emits one session-expired naming the session, and leaves onerror quiet', async () => {
+    const mock = useMock()
+    const {client, transport, events, errors} = await connect()
+    mock.faults.expireSession(transport.sessionId)
+    const calls = await Promise.all([client.callTool({name: 'echo'}), client.callTool({name: 'echo'})].map((call) => call.catch((error: unknown) => error)))
+    expect(calls.map(codeOf)).toEqual(['session-expired', 'session-expired'])
+    expect(mock.requests('POST', 'tools/call').map((entry) => entry.status)).toEqual([404, 404])
+    expect(eventsOf(events, 'session-expired')).toEqual([{type: 'session-expired', sessionId: 'session-1', settledRequests: 1}])
+    expect(errors).toEqual([])
+    await client.close()
+  })
+})
