@@ -330,12 +330,14 @@ export class Inbox {
     return wireIds.length
   }
 
-  /** A new session starts: server request IDs of the old one mean nothing any more. */
+  /**
+   * A new session starts: server request IDs of the old one mean nothing any more. Streams waiting for room need no
+   * wake: the session's end aborts every stream, and their waits with them.
+   */
   forgetServerRequests(): void {
     this.#serverRequests.clear()
     this.#kept.clear()
     this.#inClient.clear()
-    this.#wakeRoom()
   }
 
   #close(wireId: number, pending: Pending): void {

@@ -239,3 +239,20 @@ describe('de-duplication', () => {
     )
   })
 })
+
+describe('server request IDs across sessions', () => {
+  it('a server request of a new session with the ID of one answered in the old session is handled again, not answered from the old', async () => {
+    const mock = useMock()
+    const {client, transport, events, sampled} = await connect()
+    expect((await client.callTool({name: 'ask'})).content).toEqual([{type: 'text', text: 'answer 1'}])
+    mock.faults.expireSession(transport.sessionId)
+    await client.callTool({name: 'echo'}).catch(() => 'expired')
+    await client.close()
+    await client.connect(transport)
+    expect(transport.sessionId).toBe('session-2')
+    expect((await client.callTool({name: 'ask'})).content).toEqual([{type: 'text', text: 'answer 2'}])
+    expect(sampled).toEqual(['question 1', 'question 1'])
+    expect(eventsOf(events, 'duplicate-dropped')).toEqual([])
+    await client.close()
+  })
+})

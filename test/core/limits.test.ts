@@ -312,3 +312,99 @@ describe('answers one after another', () => {
     expect(warnings).toEqual([])
   })
 })
+
+describe('server requests the Client holds unanswered', () => {
+  const sampling = (n: number): object => ({jsonrpc: '2.0', id: `held-${n}`, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10}})
+
+  /** maxConcurrentAnswers 1: the Client may hold 8; the GET brings `count` sampling requests at once, answered only when the test says. */
+  async function flood(count: number) {
+    const mock = useMock()
+    const taken: unknown[] = []
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id?: unknown; result?: unknown}
+        if (body.result === undefined || !String(body.id).startsWith('held-')) return undefined
+        taken.push(body.id)
+        return new Response(null, {status: 202})
+      }),
+    )
+    interceptGets(mock, (_get, index) => (index === 0 ? sse(Array.from({length: count}, (_, n) => frame(`e${n}`, sampling(n))), 'open') : undefined))
+    const harness = await connect({limits: {maxConcurrentAnswers: 1}})
+    const gates: (() => void)[] = []
+    harness.client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      await new Promise<void>((resolve) => gates.push(resolve))
+      return {model: 'm', role: 'assistant', content: {type: 'text', text: 'a'}}
+    })
+    return {...harness, mock, gates, taken}
+  }
+
+  it('are 8 per answer POST allowed; past that the stream waits until half of them are answered, then hands over the next', async () => {
+    const {client, events, gates, taken} = await flood(12)
+    await until(() => gates.length === 8)
+    await quiet(20)
+    expect(gates).toHaveLength(8)
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([{type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: 8, max: 8, stream: undefined, requestId: undefined}])
+    const handed: number[] = []
+    for (let answer = 0; answer < 4; answer++) {
+      gates[answer]!()
+      await until(() => taken.length === answer + 1)
+      await quiet(10)
+      handed.push(gates.length)
+    }
+    // Three answers leave 5 held, more than half of 8: the stream still waits; the fourth leaves 4, and it goes on.
+    expect(handed).toEqual([8, 8, 8, 12])
+    await client.close()
+  })
+
+  it('a stream waiting for the Client to answer ends at close() without waiting any more', async () => {
+    const {client, transport, gates} = await flood(9)
+    await until(() => gates.length === 8)
+    let closed = false
+    const closing = transport.close().then(() => (closed = true))
+    await until(() => closed, 1000)
+    await closing
+    expect(gates).toHaveLength(8)
+    await client.close()
+  })
+
+  it('a new session starts with none held: those the old session left unanswered leave the Client its room', async () => {
+    const {client, transport, mock, gates, events} = await flood(8)
+    await until(() => gates.length === 8)
+    mock.faults.expireSession(transport.sessionId)
+    await client.callTool({name: 'echo'}).catch(() => 'expired')
+    await client.close()
+    await client.connect(transport)
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'new'}}))
+    expect((await client.callTool({name: 'ask'})).content).toEqual([{type: 'text', text: 'new'}])
+    expect(eventsOf(events, 'limit-exceeded').filter((event) => event.max === 8)).toEqual([])
+    await client.close()
+  })
+})
+
+describe('the weight of remembered server request IDs', () => {
+  it.each([
+    ['string IDs weigh their length: the generations dropped for their weight are reported', ['abcd', 'efgh', 'ijkl'], true],
+    ['a number ID weighs nothing, and string IDs after it still weigh their length', [7, 'abcd', 'efgh', 'ijkl'], true],
+    ['number IDs weigh nothing: nothing is dropped for its weight', [1, 2, 3, 4], false],
+  ])('with dedupeBytes 8, %s', async (_what, ids, reported) => {
+    const mock = useMock()
+    const answered: unknown[] = []
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id?: unknown; result?: unknown}
+        if (body.result === undefined) return undefined
+        answered.push(body.id)
+        return new Response(null, {status: 202})
+      }),
+    )
+    interceptGets(mock, (_get, index) => (index === 0 ? sse(ids.map((id) => frame(undefined, {jsonrpc: '2.0', id, method: 'ping'})), 'open') : undefined))
+    const {client, events} = await connect({limits: {dedupeBytes: 8}})
+    await until(() => answered.length === ids.length)
+    const reports = eventsOf(events, 'limit-exceeded')
+    expect(reports.length > 0).toBe(reported)
+    expect(new Set(reports.map((event) => JSON.stringify(event)))).toEqual(
+      new Set(reported ? [JSON.stringify({type: 'limit-exceeded', limit: 'dedupeBytes', max: 8})] : []),
+    )
+    await client.close()
+  })
+})
