@@ -10,7 +10,7 @@ import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
 import type {ReferenceServer} from '../../src/testing/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
-import {encoder, frame, tap} from '../fixtures/wire.ts'
+import {answerToolCalls, encoder, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 /** A notification told apart by `n`. */
 const note = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: `n${n}`}})
@@ -253,6 +253,32 @@ describe('server request IDs across sessions', () => {
     expect((await client.callTool({name: 'ask'})).content).toEqual([{type: 'text', text: 'answer 2'}])
     expect(sampled).toEqual(['question 1', 'question 1'])
     expect(eventsOf(events, 'duplicate-dropped')).toEqual([])
+    await client.close()
+  })
+})
+
+describe('progress of a request already answered', () => {
+  const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+
+  it.each([
+    ['its own request ID as the token: renamed on the wire, and late progress is dropped', 500, 500, true],
+    ['a token of its own: sent as it is, and late progress is delivered', 501, 7, false],
+  ])('a request with %s', async (_what, id, token, renamed) => {
+    const {client, transport, gets, events, delivered} = await setup()
+    let wire: {id: unknown; token: unknown} | undefined
+    answerToolCalls((wireId, wireToken) => {
+      wire = {id: wireId, token: wireToken}
+      return sse([frame('p1', progress(wireToken, 1)), frame('r', result(wireId))])
+    })
+    await transport.send({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo', _meta: {progressToken: token}}})
+    await until(() => delivered.some((message) => 'id' in message && message.id === id))
+    expect(wire!.id).not.toBe(id)
+    expect(wire!.token).toBe(renamed ? wire!.id : token)
+    gets.channels[0]!.push(frame(undefined, progress(wire!.token, 2)), frame(undefined, note(1)))
+    await until(() => countOf(delivered, 1) === 1)
+    const progressDelivered = delivered.filter((message) => 'method' in message && message.method === 'notifications/progress')
+    expect(progressDelivered).toEqual(renamed ? [progress(token, 1)] : [progress(token, 1), progress(token, 2)])
+    expect(eventsOf(events, 'duplicate-dropped')).toEqual(renamed ? [{type: 'duplicate-dropped', what: 'progress', id: wire!.id}] : [])
     await client.close()
   })
 })

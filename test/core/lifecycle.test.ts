@@ -384,7 +384,7 @@ describe('what the transport says when it is used out of turn or ends a session'
   it.each([
     ['terminateSession()', 'Session session-1 was terminated', [{type: 'session-terminated', sessionId: 'session-1', status: 200}], (transport: ResumableHTTPClientTransport) => transport.terminateSession()],
     ['close()', 'The transport was closed', [], (transport: ResumableHTTPClientTransport) => transport.close()],
-  ])('%s rejects a call in flight with the message %j, and emits %j', async (_how, message, terminated, end) => {
+  ])('%s rejects a call in flight with the message %j, settles it as aborted, and emits %j', async (_how, message, terminated, end) => {
     useMock()
     const {transport, client, events} = await connect()
     const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 50}}).catch((error: unknown) => error)
@@ -392,6 +392,8 @@ describe('what the transport says when it is used out of turn or ends a session'
     await end(transport)
     expect(await call).toMatchObject({message: expect.stringContaining(message) as unknown})
     expect(eventsOf(events, 'session-terminated')).toEqual(terminated)
+    // The Client's ID of the call: initialize was 0.
+    expect(eventsOf(events, 'request-settled')).toEqual([{type: 'request-settled', requestId: 1, code: 'aborted'}])
     await client.close()
   })
 
