@@ -4,9 +4,10 @@
  */
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it} from 'vitest'
-import {connect, eventsOf, interceptGets, until, url, useMock} from '../fixtures/harness.ts'
+import {MemoryStore, ResumableHTTPClientTransport, type JsonValue} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
-import {answerToolCalls, frame, holdAnswers, result, sse} from '../fixtures/wire.ts'
+import {answerToolCalls, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
 const records = `mcp-resumable-http:${url}#request:`
 
@@ -114,5 +115,49 @@ describe('a kept server request that comes again', () => {
     expect(transport.sessionId).toBe('session-2')
     expect(store.keys).toContain(`${records}"r0"`)
     await client.close()
+  })
+})
+
+describe('server requests a previous process left unanswered', () => {
+  async function restart(kept: [string, object][]) {
+    const mock = useMock()
+    interceptGets(mock, () => sse([], 'open'))
+    const store = await storedSession(new MemoryStore())
+    for (const [id, message] of kept) await store.set(`${records}${JSON.stringify(id)}`, {sessionId: 'session-1', message} as JsonValue)
+    return connect({store})
+  }
+
+  it('are handed to the Client once it connected, but a record whose message has another ID is skipped', async () => {
+    const {client, sampled, events} = await restart([
+      ['s1', sampling('s1', 3)],
+      ['s2', sampling('other', 4)],
+    ])
+    await until(() => eventsOf(events, 'request-restored').length === 1)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(eventsOf(events, 'request-restored')).toEqual([{type: 'request-restored', requestId: 's1'}])
+    expect(sampled).toEqual(['...'])
+    await client.close()
+  })
+
+  it('close() while they are handed over stops at once: none is handed over after it', async () => {
+    const mock = useMock()
+    interceptGets(mock, () => sse([], 'open'))
+    const store = await storedSession(new MemoryStore())
+    for (const id of ['s1', 's2']) await store.set(`${records}${JSON.stringify(id)}`, {sessionId: 'session-1', message: sampling(id, 1)} as JsonValue)
+    const restored: unknown[] = []
+    const transport = new ResumableHTTPClientTransport(new URL(url), {
+      store,
+      onEvent: (event) => {
+        if (event.type !== 'request-restored') return
+        restored.push(event.requestId)
+        void transport.close()
+      },
+    })
+    const delivered = tap(transport)
+    await transport.start()
+    await until(() => restored.length > 0)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(restored).toEqual(['s1'])
+    expect(delivered.map((message) => ('id' in message ? message.id : undefined))).toEqual(['s1'])
   })
 })
