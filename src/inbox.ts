@@ -272,9 +272,9 @@ export class Inbox {
     const seen = this.#serverRequests.get(requestId)
     if (seen !== undefined) {
       this.#dropped('server-request', requestId)
-      // Answered already: answer again instead of running the handler twice. Pending: the answer is coming.
+      // Answered already: answer again instead of running the handler twice. Pending: the answer is coming. The re-send
+      // marks the answer on its way at once (send() calls recordAnswer before its first await).
       if (seen.answer !== undefined && !seen.sending) {
-        seen.sending = true
         this.#hooks.onEvent({type: 'cached-answer-resent', requestId})
         this.#hooks.resendAnswer(seen.answer)
       }

@@ -282,3 +282,18 @@ describe('progress of a request already answered', () => {
     await client.close()
   })
 })
+
+describe('a server request re-emitted twice once answered', () => {
+  it('gets the cached answer once while that answer is on its way', async () => {
+    const s = await setup()
+    s.gets.channels[0]!.push(frame('s1', samplingRequest('srv-1')))
+    await until(() => answersTo(s.mock, 'srv-1').length === 1)
+    s.gets.channels[0]!.push(frame('s2', samplingRequest('srv-1')), frame('s3', samplingRequest('srv-1')))
+    await until(() => eventsOf(s.events, 'duplicate-dropped').length === 2)
+    await until(() => answersTo(s.mock, 'srv-1').length === 2)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(answersTo(s.mock, 'srv-1')).toHaveLength(2)
+    expect(eventsOf(s.events, 'cached-answer-resent')).toEqual([{type: 'cached-answer-resent', requestId: 'srv-1'}])
+    await s.client.close()
+  })
+})

@@ -8,6 +8,7 @@ import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
 import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
+import {RecordingStore} from '../fixtures/recording-store.ts'
 import {codeOf, encoder, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 interface Posted {
@@ -439,5 +440,31 @@ describe('a 2026-07-28 request in a 2025 session', () => {
     expect(messages.slice(1)).toEqual([{jsonrpc: '2.0', id: 'probe-1', error: {code: -32020, message: 'header mismatch'}}, result(2)])
     expect(ends).toEqual(['end'])
     await transport.close()
+  })
+})
+
+describe('messages about requests the transport does not know', () => {
+  it.each([
+    ['a cancellation of a request not pending goes as the app wrote it', {jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: 999, reason: 'late'}}],
+    ['an answer to a server request never received goes as the app wrote it, and nothing of it is stored', {jsonrpc: '2.0', id: 'never-asked', result: {}}],
+  ] as const)('%s', async (_what, message) => {
+    useMock()
+    const posted: unknown[] = []
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {method?: string}
+        if (body.method === 'initialize' || body.method === 'notifications/initialized') return undefined
+        posted.push(body)
+        return new HttpResponse(null, {status: 202})
+      }),
+    )
+    const store = new RecordingStore()
+    const {client, transport} = await connect({store})
+    const from = store.writes.length
+    await transport.send(message as JSONRPCMessage)
+    await until(() => posted.length === 1)
+    expect(posted).toEqual([message])
+    expect(store.writes.slice(from).filter((write) => write.key.includes('#request:'))).toEqual([])
+    await client.close()
   })
 })
