@@ -317,7 +317,7 @@ describe('server requests the Client holds unanswered', () => {
   const sampling = (n: number): object => ({jsonrpc: '2.0', id: `held-${n}`, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10}})
 
   /** maxConcurrentAnswers 1: the Client may hold 8; the GET brings `count` sampling requests at once, answered only when the test says. */
-  async function flood(count: number) {
+  async function flood(count: number, dedupeBytes?: number) {
     const mock = useMock()
     const taken: unknown[] = []
     network.use(
@@ -329,7 +329,7 @@ describe('server requests the Client holds unanswered', () => {
       }),
     )
     interceptGets(mock, (_get, index) => (index === 0 ? sse(Array.from({length: count}, (_, n) => frame(`e${n}`, sampling(n))), 'open') : undefined))
-    const harness = await connect({limits: {maxConcurrentAnswers: 1}})
+    const harness = await connect({limits: {maxConcurrentAnswers: 1, dedupeBytes}})
     const gates: (() => void)[] = []
     harness.client.setRequestHandler(CreateMessageRequestSchema, async () => {
       await new Promise<void>((resolve) => gates.push(resolve))
@@ -353,6 +353,15 @@ describe('server requests the Client holds unanswered', () => {
     }
     // Three answers leave 5 held, more than half of 8: the stream still waits; the fourth leaves 4, and it goes on.
     expect(handed).toEqual([8, 8, 8, 12])
+    await client.close()
+  })
+
+  it('answered after their IDs were forgotten (dedupeBytes 8) still free the Client\'s room', async () => {
+    const {client, gates, taken} = await flood(12, 8)
+    await until(() => gates.length === 8)
+    for (const gate of gates.slice(0, 4)) gate()
+    await until(() => taken.length === 4)
+    await until(() => gates.length === 12)
     await client.close()
   })
 
