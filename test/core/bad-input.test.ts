@@ -239,3 +239,16 @@ describe('bad constructor arguments', () => {
     expect(() => new ResumableHTTPClientTransport(new URL(url), options as unknown as ResumableHTTPClientTransportOptions)).toThrow('options must be an object')
   })
 })
+
+describe('a store that fails when the session is read', () => {
+  it('is reported once through onerror with a store error, and once as store-error', async () => {
+    const failing = (): Promise<never> => Promise.reject(new Error('store get failed'))
+    const store: ResumptionStore = {get: failing, set: failing, delete: failing, list: failing}
+    useMock()
+    const {client, events, errors} = await connect({store})
+    await client.callTool({name: 'echo'})
+    expect(errors.map((error) => [isTransportError(error, 'store'), error.message])).toEqual([[true, 'The store failed: store get failed; going on without it']])
+    expect(eventsOf(events, 'store-error')).toHaveLength(1)
+    await client.close()
+  })
+})
