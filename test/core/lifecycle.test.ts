@@ -384,6 +384,7 @@ describe('what the transport says when it is used out of turn or ends a session'
   it.each([
     ['terminateSession()', 'Session session-1 was terminated', [{type: 'session-terminated', sessionId: 'session-1', status: 200}], (transport: ResumableHTTPClientTransport) => transport.terminateSession()],
     ['close()', 'The transport was closed', [], (transport: ResumableHTTPClientTransport) => transport.close()],
+    ['setProtocolVersion() of an era without sessions', 'Protocol 2026-07-28 has no sessions', [], (transport: ResumableHTTPClientTransport) => transport.setProtocolVersion('2026-07-28')],
   ])('%s rejects a call in flight with the message %j, settles it as aborted, and emits %j', async (_how, message, terminated, end) => {
     useMock()
     const {transport, client, events} = await connect()
