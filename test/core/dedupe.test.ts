@@ -297,3 +297,20 @@ describe('a server request re-emitted twice once answered', () => {
     await s.client.close()
   })
 })
+
+describe('the streams of a terminated session', () => {
+  it('deliver nothing more: a notification the server still writes on the old standalone stream is not handed over', async () => {
+    const s = await setup()
+    s.gets.channels[0]!.push(frame('n1', note(1)))
+    await until(() => countOf(s.delivered, 1) === 1)
+    await s.transport.terminateSession()
+    try {
+      s.gets.channels[0]!.push(frame('n2', note(2)))
+    } catch {
+      // The transport cancelled the body already.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(countOf(s.delivered, 2)).toBe(0)
+    await s.client.close()
+  })
+})
