@@ -20,6 +20,8 @@ const answersPerSlot = 8
 export interface InboxHooks {
   /** Hands a message to the Client. */
   deliver: (message: JSONRPCMessage) => void
+  /** Request `wireId` got its answer (handed to the Client): its stream is done with. */
+  answered: (wireId: number) => void
   /** Sends the cached answer to a server request that came again after it was answered. */
   resendAnswer: (answer: JSONRPCMessage) => void
   onEvent: (event: TransportEvent) => void
@@ -242,10 +244,10 @@ export class Inbox {
   /**
    * Delivers `message` unless it was delivered already, with the Client's request ID in place of the wire's.
    * `reemitted` marks a stream attached without `Last-Event-ID`, where the server re-emits its pending
-   * requests; `origin` is the call a previous process's stream answers. Returns the wire ID of the request this
-   * message answered, if it answered one.
+   * requests; `origin` is the call a previous process's stream answers. A response to a pending request is
+   * reported with the `answered` hook.
    */
-  receive(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): number | undefined {
+  receive(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void {
     const responseId = responseIdOf(message)
     if (responseId !== undefined) {
       const pending = typeof responseId === 'number' ? this.#pending.get(responseId) : undefined
@@ -256,17 +258,18 @@ export class Inbox {
           this.#hooks.onEvent({type: 'unmatched-response', id: responseId, message, call: origin})
           this.#releaseAdopted(responseId)
         }
-        return undefined
+        return
       }
       this.#close(responseId as number, pending)
       this.#hooks.deliver({...message, id: pending.clientId})
-      return responseId as number
+      this.#hooks.answered(responseId as number)
+      return
     }
     const requestId = requestIdOf(message)
     if (requestId === undefined) {
       const notification = this.#progressForClient(message)
       if (notification !== undefined) this.#hooks.deliver(notification)
-      return undefined
+      return
     }
     if (reemitted) this.#hooks.metrics.reemittedRequests++
     const seen = this.#serverRequests.get(requestId)
@@ -278,12 +281,11 @@ export class Inbox {
         this.#hooks.onEvent({type: 'cached-answer-resent', requestId})
         this.#hooks.resendAnswer(seen.answer)
       }
-      return undefined
+      return
     }
     this.#serverRequests.set(requestId, {answer: undefined, sending: false})
     this.#inClient.add(requestId)
     this.#hooks.deliver(message)
-    return undefined
   }
 
   /** True while request `wireId` awaits its answer. */
