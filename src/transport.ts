@@ -198,8 +198,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     await this.#session.release()
     this.#inbox.settleAll(closed)
     const onclose = this.onclose
-    // [SDK interop] Client.connect chains the callbacks it finds on a transport: its wrappers go, so that a Client
-    // connected again (after a session expired) does not receive every message twice; the app's own stay.
+    // [SDK interop] Client.connect chains the callbacks it finds on a transport: its wrappers go, so that a Client connected again (after a session expired) does not receive every message twice; the app's own stay.
     this.clientDisconnected()
     onclose?.()
   }

@@ -461,7 +461,7 @@ describe('messages about requests the transport does not know', () => {
     const store = new RecordingStore()
     const {client, transport} = await connect({store})
     const from = store.writes.length
-    await transport.send(message as JSONRPCMessage)
+    await transport.send(message)
     await until(() => posted.length === 1)
     expect(posted).toEqual([message])
     expect(store.writes.slice(from).filter((write) => write.key.includes('#request:'))).toEqual([])
