@@ -168,7 +168,6 @@ export class Inbox {
     return new Promise((resolve) => {
       const wake = (): void => {
         signal.removeEventListener('abort', wake)
-        // Stryker disable next-line CallExpression: a waiter left in the set is woken again, resolving a settled promise; only memory shows it
         this.#roomWaiters.delete(wake)
         resolve()
       }
