@@ -19,6 +19,11 @@ async function storedSession(): Promise<{store: MemoryStore; session: Record}> {
   return {store, session: (await store.get(sessionKey)) as Record}
 }
 
+/** `store` with some of its methods replaced. */
+function over(store: ResumptionStore, methods: Partial<ResumptionStore>): ResumptionStore {
+  return {get: (key) => store.get(key), set: (key, value) => store.set(key, value), delete: (key) => store.delete(key), list: (listed) => store.list(listed), ...methods}
+}
+
 /** A fetch that records the numeric JSON-RPC request IDs it POSTs. */
 function recordingIds(): {fetch: FetchLike; ids: number[]} {
   const ids: number[] = []
@@ -130,12 +135,7 @@ describe('a stored stream record, field by field', () => {
   it('a key the store lists but no longer holds is skipped, not discarded', async () => {
     useMock()
     const {store} = await storedSession()
-    const listing: ResumptionStore = {
-      get: (key) => store.get(key),
-      set: (key, value) => store.set(key, value),
-      delete: (key) => store.delete(key),
-      list: async (listed) => [...(await store.list(listed)), `${listed}gone`],
-    }
+    const listing = over(store, {list: async (listed) => [...(await store.list(listed)), `${listed}gone`]})
     const {client, transport, events} = await connect({store: listing})
 
     expect(transport.sessionId).toBe('session-1')
@@ -146,12 +146,7 @@ describe('a stored stream record, field by field', () => {
   it('a store whose list fails is reported once, under the prefix it listed, and the session goes on', async () => {
     useMock()
     const {store} = await storedSession()
-    const failing: ResumptionStore = {
-      get: (key) => store.get(key),
-      set: (key, value) => store.set(key, value),
-      delete: (key) => store.delete(key),
-      list: () => Promise.reject(new Error('list is down')),
-    }
+    const failing = over(store, {list: () => Promise.reject(new Error('list is down'))})
     const {client, transport, events} = await connect({store: failing})
 
     expect(transport.sessionId).toBe('session-1')
