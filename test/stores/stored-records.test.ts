@@ -2,9 +2,11 @@
  * What a record read from the store must be, field by field (docs/design.md#what-is-persisted): each invalid one
  * is reported with its reason and deleted, each valid edge is taken; and what the transport writes and deletes.
  */
+import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue, type ResumptionStore} from '../../src/index.ts'
-import {connect, eventsOf, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {frame, sse} from '../fixtures/wire.ts'
 
 const prefix = `mcp-resumable-http:${url}#`
 const sessionKey = `${prefix}session`
@@ -185,6 +187,88 @@ describe('what ending a session deletes', () => {
     await transport.terminateSession()
 
     expect((await store.list(prefix)).sort()).toEqual([`${prefix}call:c1`, `${prefix}wire-ids`])
+    await client.close()
+  })
+})
+
+/** The paths of the fields of `value` whose value is undefined: a JSON store would drop them. */
+function undefinedFields(value: unknown, path = ''): string[] {
+  if (typeof value !== 'object' || value === null) return []
+  return Object.entries(value).flatMap(([key, field]) => (field === undefined ? [`${path}${key}`] : undefinedFields(field, `${path}${key}.`)))
+}
+
+describe('what the records written hold', () => {
+  it('no field without a value: a session the app named (no initialize result), a stream without retry, a call that names nothing', async () => {
+    useMock()
+    const named = await connect()
+    const sessionId = named.transport.sessionId
+    const written: {key: string; value: JsonValue}[] = []
+    const memory = new MemoryStore()
+    const store = over(memory, {set: (key, value) => (written.push({key, value}), memory.set(key, value))})
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id?: number; method?: string}
+        if (body.method !== 'ping') return undefined
+        const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'pinged'}}
+        return sse([frame('p1', note), frame('p2', {jsonrpc: '2.0', id: body.id, result: {}})])
+      }),
+    )
+    const {client} = await connect({store, sessionId})
+    await client.callTool({name: 'slow', arguments: {steps: 2}}, undefined, {onprogress: () => {}})
+    await client.ping()
+    await client.close()
+
+    expect(written.map(({key}) => key.slice(prefix.length))).toEqual(expect.arrayContaining(['session', expect.stringMatching(/^stream:/)]))
+    expect(written.filter(({value}) => (value as {call?: {method?: string}}).call?.method === 'ping')).not.toEqual([])
+    expect(written.flatMap(({key, value}) => undefinedFields(value, `${key.slice(prefix.length)}: `))).toEqual([])
+    await named.client.close()
+  })
+})
+
+describe('a slow store', () => {
+  const later = <T>(ms: number, value: () => Promise<T>): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value()), ms))
+
+  it('with storeTimeoutMs 2^31 (past what a timer can wait) has no deadline: a get that takes 30 ms is not given up', async () => {
+    useMock()
+    const {store} = await storedSession()
+    const slow = over(store, {get: (key) => later(30, () => store.get(key))})
+    const {client, transport, events} = await connect({store: slow, storeTimeoutMs: 2 ** 31})
+
+    expect(eventsOf(events, 'store-error')).toEqual([])
+    expect(transport.sessionId).toBe('session-1')
+    await client.close()
+  })
+
+  it('close() waits for the deletion of a discarded record that takes 30 ms', async () => {
+    useMock()
+    const {store} = await storedSession()
+    await store.set(standaloneKey, {sessionId: 'session-1', lastEventId: ''})
+    const slow = over(store, {delete: (key) => later(30, () => store.delete(key))})
+    const {client, events} = await connect({store: slow})
+    expect(eventsOf(events, 'record-discarded')).toHaveLength(1)
+    await client.close()
+
+    expect(await store.get(standaloneKey)).toBeUndefined()
+  })
+})
+
+describe('a stored retry', () => {
+  it.each<[string, Record, Record]>([
+    ['above limits.maxRetryMs is cut to it', {retryMs: 1_000_000}, {retryMs: 100}],
+    ['that is none stays none', {}, {}],
+  ])('%s: the record the stream writes next says so', async (_what, stored, written) => {
+    const mock = useMock()
+    const {store} = await storedSession()
+    await store.set(standaloneKey, {sessionId: 'session-1', lastEventId: 'e1', ...stored})
+    const note = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
+    const gets = interceptGets(mock, (get) => (get.lastEventId === 'e1' ? sse([frame('e2', note)], 'open') : undefined))
+    const saved: JsonValue[] = []
+    const recording = over(store, {set: (key, value) => (key === standaloneKey && saved.push(value), store.set(key, value))})
+    const {client} = await connect({store: recording, limits: {maxRetryMs: 100}})
+    await until(() => saved.length > 0)
+
+    expect(gets[0]!.lastEventId).toBe('e1')
+    expect(saved).toStrictEqual([{sessionId: 'session-1', lastEventId: 'e2', ...written}])
     await client.close()
   })
 })
