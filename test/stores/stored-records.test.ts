@@ -26,6 +26,9 @@ function over(store: ResumptionStore, methods: Partial<ResumptionStore>): Resump
   return {get: (key) => store.get(key), set: (key, value) => store.set(key, value), delete: (key) => store.delete(key), list: (listed) => store.list(listed), ...methods}
 }
 
+/** `value()` after `ms`. */
+const later = <T>(ms: number, value: () => Promise<T>): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value()), ms))
+
 /** A fetch that records the numeric JSON-RPC request IDs it POSTs. */
 function recordingIds(): {fetch: FetchLike; ids: number[]} {
   const ids: number[] = []
@@ -226,8 +229,6 @@ describe('what the records written hold', () => {
 })
 
 describe('a slow store', () => {
-  const later = <T>(ms: number, value: () => Promise<T>): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value()), ms))
-
   it('with storeTimeoutMs 2^31 (past what a timer can wait) has no deadline: a get that takes 30 ms is not given up', async () => {
     useMock()
     const {store} = await storedSession()
@@ -269,6 +270,41 @@ describe('a stored retry', () => {
 
     expect(gets[0]!.lastEventId).toBe('e1')
     expect(saved).toStrictEqual([{sessionId: 'session-1', lastEventId: 'e2', ...written}])
+    await client.close()
+  })
+})
+
+describe('writes of one record', () => {
+  it('never reach the store two at a time: a reservation asked for while a queued one is being written waits for it', async () => {
+    useMock()
+    const memory = new MemoryStore()
+    const writing = new Set<string>()
+    const overlaps: string[] = []
+    let sessionWrites = 0
+    let more: Promise<unknown> = Promise.resolve()
+    const {client} = await connect({
+      store: over(memory, {
+        set: async (key, value) => {
+          if (writing.has(key)) overlaps.push(key)
+          writing.add(key)
+          // The second write of the session record was queued behind the first, the third behind the second: more
+          // requests come while each is written.
+          if (key === sessionKey && [2, 3].includes(++sessionWrites)) {
+            const before = more
+            more = later(5, () => Promise.all([before, ...Array.from({length: 150}, () => client.ping())]))
+          }
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          writing.delete(key)
+          return memory.set(key, value)
+        },
+      }),
+    })
+    // Past two blocks while the first write is in flight: their writes queue behind it, as one.
+    await Promise.all(Array.from({length: 250}, () => client.ping()))
+    await more
+
+    expect(sessionWrites).toBeGreaterThan(3)
+    expect(overlaps).toEqual([])
     await client.close()
   })
 })
