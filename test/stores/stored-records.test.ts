@@ -291,7 +291,7 @@ describe('writes of one record', () => {
           // requests come while each is written.
           if (key === sessionKey && [2, 3].includes(++sessionWrites)) {
             const before = more
-            more = later(5, () => Promise.all([before, ...Array.from({length: 150}, () => client.ping())]))
+            more = later(5, () => Promise.all([before, ...Array.from({length: 110}, () => client.ping())]))
           }
           await new Promise((resolve) => setTimeout(resolve, 20))
           writing.delete(key)
@@ -300,7 +300,7 @@ describe('writes of one record', () => {
       }),
     })
     // Past two blocks while the first write is in flight: their writes queue behind it, as one.
-    await Promise.all(Array.from({length: 250}, () => client.ping()))
+    await Promise.all(Array.from({length: 210}, () => client.ping()))
     await more
 
     expect(sessionWrites).toBeGreaterThan(3)
