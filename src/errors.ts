@@ -16,7 +16,7 @@
  * - `protocol`: the server sent something that is not valid Streamable HTTP or JSON-RPC.
  * - `store`: the store failed (reported once through `onerror`, then as `store-error` events): the transport goes
  *   on, but what it could not store will not survive a restart.
- * - `aborted`: the transport was closed while the operation was under way.
+ * - `aborted`: the transport was closed while the operation was under way, or the app's own signal stopped it.
  */
 export type TransportErrorCode = (typeof transportErrorCodes)[number]
 
@@ -85,11 +85,14 @@ export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error))
 }
 
-/** The abort reason of `signal` as a TransportError, for work cut short by `close()`. */
+/**
+ * The abort reason of `signal` as a TransportError: `close()`'s own, or one that wraps the reason of an app's signal
+ * (`calls.wait`), saying so.
+ */
 export function abortedError(signal: AbortSignal): TransportError {
   return isTransportError(signal.reason)
     ? signal.reason
-    : new TransportError('aborted', 'The transport was closed', {cause: signal.reason})
+    : new TransportError('aborted', 'The operation was stopped by its signal', {cause: signal.reason})
 }
 
 /** Error codes of a connection that was never opened: nothing of the request reached the server. */

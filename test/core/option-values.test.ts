@@ -55,3 +55,20 @@ describe('limits', () => {
     expect(create({limits: {maxEvents: 4} as never})).toThrow(new TypeError(`Unknown field limits.maxEvents: the fields are ${fields.join(', ')}`))
   })
 })
+
+describe('store', () => {
+  const noop = (): Promise<undefined> => Promise.resolve(undefined)
+
+  it.each([
+    ['null', null, 'get, set, delete, list'],
+    ['an empty object', {}, 'get, set, delete, list'],
+    ['a store with get and a set that is no function', {get: noop, set: 5}, 'set, delete, list'],
+    ['a store without list', {get: noop, set: noop, delete: noop}, 'list'],
+  ])('%s is a TypeError naming the methods it lacks', (_what, store, lacks) => {
+    expect(create({store: store as never})).toThrow(new TypeError(`options.store must implement get, set, delete and list; it lacks ${lacks}`))
+  })
+
+  it('a store of four plain functions is taken', () => {
+    expect(create({store: {get: noop, set: noop, delete: noop, list: () => Promise.resolve([])}})).not.toThrow()
+  })
+})

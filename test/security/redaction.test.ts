@@ -3,7 +3,7 @@
  * headers never appear in an error thrown to the caller, in `onerror`, or in a `TransportEvent`.
  */
 import {afterEach, describe, expect, it} from 'vitest'
-import {ResumableHTTPClientTransport, type TransportEvent} from '../../src/index.ts'
+import {ResumableHTTPClientTransport, type TransportError, type TransportEvent} from '../../src/index.ts'
 import {createReferenceServer, listen, type Listening} from '../../src/testing/node.ts'
 import {connectTo, eventsOf, until} from '../fixtures/client.ts'
 import {recordingOrigin} from './origins.ts'
@@ -106,5 +106,38 @@ describe('secrets echoed in data that is not JSON-RPC', () => {
     expect(echo.received[0]!.headers['x-api-key']).toBe(key)
     expect((error as Error).message).toContain('not JSON')
     expect(texts([error], []).filter((text) => text.includes(key))).toEqual([])
+  })
+})
+
+describe('what the redactor counts as a secret', () => {
+  /** The body of a 401 the server answers with `body`, as the error carries it (`data.text`). */
+  async function maskedBody(query: string, headers: Record<string, string>, body: string): Promise<string | undefined> {
+    const echo = await recordingOrigin(() => new Response(body, {status: 401}))
+    opened.push(echo)
+    const error = await failure(connectTo(`${echo.url}${query}`, {requestInit: {headers}}))
+    return (error as TransportError).data?.text
+  }
+
+  it.each([
+    ['a query value, decoded and as sent', '?token=tok%2Fslash-9', {}, 'got tok/slash-9 and tok%2Fslash-9', 'got [redacted] and [redacted]'],
+    ['the value of a header that is not secret', '', {'x-trace': 'trace-value-1'}, 'trace trace-value-1', 'trace trace-value-1'],
+    ['an Authorization value, whole and its credential alone', '', {authorization: 'Bearer tok-abc-123'}, 'Bearer tok-abc-123 / tok-abc-123', '[redacted] / [redacted]'],
+    ['the value of a cookie after the first', '', {cookie: 'sid=cookie-1a; theme=cookie-2b'}, '(cookie-2b)', '([redacted])'],
+    ['a credential after two spaces', '', {authorization: 'Bearer  double-space-tok'}, '(double-space-tok)', '([redacted])'],
+    ['a part that starts with =, only whole', '', {cookie: '=plain-part cred-zz99'}, 'x=cred-zz99', 'x=cred-zz99'],
+    ['a value shorter than 4 characters', '?page=1', {}, 'page 1 of 3', 'page 1 of 3'],
+    ['a value of 4 characters', '?k=abcd', {}, 'k abcd', 'k [redacted]'],
+    ['a secret that contains a shorter one, whole', '?k=abcd', {authorization: 'Bearer abcdefgh'}, '(abcdefgh)', '([redacted])'],
+  ])('%s: the 401 body the server echoes is masked as expected', async (_what, query, headers, body, expected) => {
+    expect(await maskedBody(query, headers, body)).toBe(expected)
+  })
+
+  it('a failed connection names the endpoint with no query when it has none, and each query name once with its value masked', async () => {
+    const gone = await listen(createReferenceServer())
+    await gone.close()
+    for (const [query, shown] of [['', ''], ['?a=1&&bare-key', '?a=[redacted]&[redacted]']]) {
+      const error = await failure(connectTo(`${gone.url}${query}`, {reconnect: {maxAttempts: 1}}))
+      expect((error as Error).message).toContain(`POST ${gone.url}${shown} failed:`)
+    }
   })
 })
