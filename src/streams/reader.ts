@@ -144,8 +144,9 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
     const kept = host.keepServerRequest(message)
     if (kept !== undefined) writes.push(kept)
   }
-  // Relaxed: delivered at once, the writes go on; close() waits for them all the same (SessionRecords.settled).
-  return {messages, stored: host.options.durability === 'strict' ? Promise.all(writes) : undefined}
+  // Nothing to wait for (most batches), or relaxed: delivered at once; close() waits for the writes all the same
+  // (SessionRecords.settled).
+  return {messages, stored: writes.length > 0 && host.options.durability === 'strict' ? Promise.all(writes) : undefined}
 }
 
 /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
@@ -173,7 +174,11 @@ export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomF
     // Stryker disable next-line ConditionalExpression,LogicalOperator: a turn more before any message changes no order
     if (delivered && responseId !== undefined) await Promise.resolve()
     // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
-    if (signal !== undefined && responseId === undefined && requestIdOf(message) !== undefined) await host.roomForRequest(signal)
+    if (signal !== undefined && responseId === undefined && requestIdOf(message) !== undefined) {
+      // Awaited only when the Client is busy: a turn per server request otherwise.
+      const room = host.roomForRequest(signal)
+      if (room !== undefined) await room
+    }
     if (signal?.aborted === true) throw abortedError(signal)
     if (orphan !== undefined && responseId === undefined && requestIdOf(message) === undefined) {
       // Progress and logs of a request this process never made would only confuse the Client.
