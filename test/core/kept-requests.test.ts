@@ -161,3 +161,26 @@ describe('server requests a previous process left unanswered', () => {
     expect(delivered.map((message) => ('id' in message ? message.id : undefined))).toEqual(['s1'])
   })
 })
+
+describe('one server request against keptRequestBytes', () => {
+  const request = sampling('r0', 100)
+  it.each([
+    ['of exactly the bound is kept, with no report', chars(request), true],
+    ['one character past the bound is delivered, not kept, and reported with its size', chars(request) - 1, false],
+  ])('%s', async (_what, keptRequestBytes, kept) => {
+    const mock = useMock()
+    interceptGets(mock, () => sse([frame('g0', request)], 'open'))
+    const store = new RecordingStore()
+    let handed = 0
+    const {client, events} = await connect({store, limits: {keptRequestBytes}})
+    client.setRequestHandler(CreateMessageRequestSchema, () => {
+      handed++
+      return new Promise(() => {})
+    })
+    await until(() => handed === 1)
+    expect(store.keys.has(`${records}"r0"`)).toBe(kept)
+    const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
+    expect(reports.map((event) => [event.requestId, event.size])).toEqual(kept ? [] : [['r0', chars(request)]])
+    await client.close()
+  })
+})

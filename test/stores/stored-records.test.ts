@@ -3,10 +3,13 @@
  * is reported with its reason and deleted, each valid edge is taken; and what the transport writes and deletes.
  */
 import {http} from 'msw'
+import {queryObjects} from 'node:v8'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue, type ResumptionStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {frame, sse} from '../fixtures/wire.ts'
+// Only to count its instances on the heap (a leak no public API shows).
+import {CoalescedWriter} from '../../src/persistence/coalesced-writer.ts'
 
 const prefix = `mcp-resumable-http:${url}#`
 const sessionKey = `${prefix}session`
@@ -306,5 +309,17 @@ describe('writes of one record', () => {
     expect(sessionWrites).toBeGreaterThan(3)
     expect(overlaps).toEqual([])
     await client.close()
+  })
+})
+
+describe('store writers over a long session', () => {
+  it('a record written and deleted leaves no writer behind: memory does not grow with the calls made', async () => {
+    useMock()
+    const {client, transport} = await connect({store: new MemoryStore()})
+    // Each call's progress has its stream's cursor written, then deleted once the call is answered.
+    for (let call = 0; call < 40; call++) await client.callTool({name: 'slow', arguments: {steps: 2, delayMs: 0}}, undefined, {onprogress: () => {}})
+    // The session's record and the standalone stream's may keep theirs while they live.
+    expect(queryObjects(CoalescedWriter, {format: 'count'})).toBeLessThanOrEqual(2)
+    await transport.close()
   })
 })
