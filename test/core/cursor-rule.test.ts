@@ -237,3 +237,44 @@ describe('the deadline of a resumed response stream', () => {
     }
   })
 })
+
+describe("a stored request stream's retry", () => {
+  it('is waited before a next process resumes that stream, while the standalone stream re-attaches at once', async () => {
+    const mock = useMock()
+    const store = await storedSession(new MemoryStore())
+    await store.set(`${namespace}#stream:request:17`, {sessionId: 'session-1', lastEventId: 'kept-17', retryMs: 3000, call: {method: 'tools/call', name: 'ask', clientId: 9}})
+    const gets = interceptGets(mock, (get) => (get.lastEventId === 'kept-17' ? sse([frame('r1', result(17, 'done'))], 'open') : sse([], 'open')))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    try {
+      const after = await connect({store})
+      await realTurns(() => gets.length === 1)
+      await vi.advanceTimersByTimeAsync(2900)
+      expect(gets).toEqual([{sessionId: 'session-1', lastEventId: undefined}])
+      await vi.advanceTimersByTimeAsync(200)
+      await realTurns(() => gets.length === 2)
+      expect(gets).toEqual([
+        {sessionId: 'session-1', lastEventId: undefined},
+        {sessionId: 'session-1', lastEventId: 'kept-17'},
+      ])
+      await after.client.close()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
+describe("a next process's standalone stream", () => {
+  it('resumes from its stored cursor, then, once it has read its replay, re-attaches without it: server requests of unrecorded streams come back', async () => {
+    const mock = useMock()
+    const store = await storedSession(new MemoryStore())
+    await store.set(`${namespace}#stream:standalone`, {sessionId: 'session-1', lastEventId: 'g1'})
+    const gets = interceptGets(mock, () => sse([], 'open'))
+    const after = await connect({store})
+    await until(() => gets.length === 2, 1000)
+    expect(gets).toEqual([
+      {sessionId: 'session-1', lastEventId: 'g1'},
+      {sessionId: 'session-1', lastEventId: undefined},
+    ])
+    await after.client.close()
+  })
+})
