@@ -136,8 +136,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     if (sessionId === undefined) return
     const {unanswered, unsent} = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
     for (const answer of unsent) this.#track(this.#resend(answer))
-    // Session resumption: the Client skips `initialize` because `sessionId` is set; the transport re-attaches the
-    // standalone stream, from its cursor when it kept one...
+    // Session resumption (the Client skips `initialize`): the standalone stream re-attaches, from its cursor if kept...
     const standalone = stored.get('standalone')
     this.#openStandalone('reattach', standalone === undefined ? undefined : {record: standalone, sessionId})
     // ...and resumes every response stream the previous process left unfinished (stream resumption).
