@@ -323,3 +323,16 @@ describe('store writers over a long session', () => {
     await transport.close()
   })
 })
+
+describe('a start with nothing stored', () => {
+  it('lists nothing: there are no streams or server requests of no session to look for', async () => {
+    useMock()
+    const memory = new MemoryStore()
+    const calls: string[] = []
+    const store = over(memory, {get: (key) => (calls.push(`get ${key}`), memory.get(key)), list: (listed) => (calls.push(`list ${listed}`), memory.list(listed))})
+    const {client} = await connect({store})
+    expect(calls.filter((call) => call.startsWith('list'))).toEqual([])
+    expect(calls).toContain(`get ${sessionKey}`)
+    await client.close()
+  })
+})
