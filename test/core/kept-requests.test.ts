@@ -2,9 +2,10 @@
  * The server requests kept for a restart (src/kept-requests.ts): their bounds by count and by weight, an answer
  * that replaces its request, and what a new session or a forgotten ID does to them.
  */
+import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it} from 'vitest'
-import {MemoryStore, ResumableHTTPClientTransport, type JsonValue} from '../../src/index.ts'
+import {MemoryStore, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {answerToolCalls, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
@@ -181,6 +182,36 @@ describe('one server request against keptRequestBytes', () => {
     expect(store.keys.has(`${records}"r0"`)).toBe(kept)
     const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
     expect(reports.map((event) => [event.requestId, event.size])).toEqual(kept ? [] : [['r0', chars(request)]])
+    await client.close()
+  })
+})
+
+describe('server requests a previous process left unanswered, against the bounds', () => {
+  it('weigh on keptRequestBytes as soon as they are restored: a new request past the bound drops the oldest of them', async () => {
+    const mock = useMock()
+    const [s1, s2, r3] = [sampling('s1', 100), sampling('s2', 100), sampling('r3', 100)]
+    const store = new RecordingStore()
+    await storedSession(store)
+    for (const message of [s1, s2]) await store.set(`${records}${JSON.stringify((message as {id: string}).id)}`, {sessionId: 'session-1', message} as JsonValue)
+    // The new request comes once both restored ones were handed over, all three held unanswered.
+    let handed = 0
+    interceptGets(mock, async () => {
+      await until(() => handed === 2)
+      return sse([frame('g0', r3)], 'open')
+    })
+    const events: TransportEvent[] = []
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store, limits: {keptRequestBytes: 2 * chars(r3)}, onEvent: (event) => events.push(event)})
+    const client = new Client({name: 'test', version: '1.0.0'}, {capabilities: {sampling: {}}})
+    client.setRequestHandler(CreateMessageRequestSchema, () => {
+      handed++
+      return new Promise(() => {})
+    })
+    await client.connect(transport)
+    await until(() => handed === 3)
+    await until(() => !store.keys.has(`${records}"s1"`))
+    expect([...store.keys].filter((key) => key.startsWith(records)).sort()).toEqual([`${records}"r3"`, `${records}"s2"`])
+    const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
+    expect(reports.map((event) => [event.requestId, event.size])).toEqual([['s1', 3 * chars(r3)]])
     await client.close()
   })
 })
