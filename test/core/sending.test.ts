@@ -468,3 +468,27 @@ describe('messages about requests the transport does not know', () => {
     await client.close()
   })
 })
+
+describe('a request whose send rejected', () => {
+  it('is no longer pending: a cancellation the app sends for it afterwards goes as the app wrote it, naming no wire ID', async () => {
+    useMock()
+    const posted: {method?: string; id?: unknown; params?: unknown}[] = []
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {method?: string}
+        if (body.method === 'initialize' || body.method === 'notifications/initialized') return undefined
+        posted.push(body)
+        // The request's POST fails: its send rejects.
+        return body.method === 'tools/call' ? HttpResponse.error() : new HttpResponse(null, {status: 202})
+      }),
+    )
+    const {client, transport} = await connect()
+    await expect(transport.send({jsonrpc: '2.0', id: 'app-7', method: 'tools/call', params: {name: 'echo'}})).rejects.toThrow()
+    const cancellation = {jsonrpc: '2.0' as const, method: 'notifications/cancelled', params: {requestId: 'app-7', reason: 'gave up'}}
+    await transport.send(cancellation)
+    await until(() => posted.length === 2)
+    expect(posted[0]!.id).not.toBe('app-7')
+    expect(posted[1]).toEqual(cancellation)
+    await client.close()
+  })
+})
