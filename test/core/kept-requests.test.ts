@@ -4,9 +4,10 @@
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
+import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {MemoryStore, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, storedSession, until, url, useMock} from '../fixtures/harness.ts'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from '../../src/index.ts'
+import {connect, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {answerToolCalls, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
@@ -213,5 +214,43 @@ describe('server requests a previous process left unanswered, against the bounds
     const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
     expect(reports.map((event) => [event.requestId, event.size])).toEqual([['s1', 3 * chars(r3)]])
     await client.close()
+  })
+})
+
+describe("a previous process's answer sent again at start", () => {
+  const answer = {jsonrpc: '2.0' as const, id: 's1', result: {model: 'm', role: 'assistant', content: {type: 'text', text: 'kept'}}}
+
+  /** A next process on a store that holds `answer`, its re-send POST answered by `respond`. */
+  async function restartWith(respond: () => Response | Promise<Response>) {
+    useMock()
+    let resent = 0
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id?: unknown; method?: unknown}
+        if (body.id !== 's1' || body.method !== undefined) return undefined
+        resent++
+        return respond()
+      }),
+    )
+    const store = await storedSession(new MemoryStore())
+    await store.set(`${records}"s1"`, {sessionId: 'session-1', message: answer})
+    const harness = await connect({store})
+    await until(() => resent === 1)
+    return harness
+  }
+
+  it('that fails is reported once through onerror', async () => {
+    const {client, errors} = await restartWith(() => new HttpResponse(null, {status: 500}))
+    await until(() => errors.length > 0)
+    expect(errors).toHaveLength(1)
+    expect(isTransportError(errors[0])).toBe(true)
+    await client.close()
+  })
+
+  it('cut short by close() is not reported: closing is no failure', async () => {
+    const {client, errors} = await restartWith(() => new Promise<Response>(() => {}))
+    await client.close()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(errors).toEqual([])
   })
 })
