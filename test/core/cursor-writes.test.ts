@@ -217,3 +217,28 @@ describe('onRequestStreamEnd', () => {
     expect(ended).toBe(1)
   })
 })
+
+describe('a standalone stream opened again in the same session', () => {
+  it('starts with no record: an empty cursor of the new stream writes nothing, since the ended one took its record along', async () => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
+    const gets = interceptGets(mock, (get, index) => {
+      // The first stream brings a cursor and closes; its resume is refused as over (204): that stream ends.
+      if (index === 0) return sse([frame('g1', listChanged)])
+      if (get.lastEventId === 'g1') return new Response(null, {status: 204})
+      // The fresh one, attached for the session's server requests, sends an empty ID: not resumable.
+      return sse([frame('', undefined)], 'open')
+    })
+    // A call whose stream breaks before any event ID: the standalone stream is attached again, without a cursor.
+    answerToolCalls(() => sse([], 'error'))
+    const {client} = await connect({store, reconnect: {minDelayMs: 1, maxDelayMs: 5}})
+    await until(() => gets.length === 2)
+    await until(() => cursorsWritten(store, 'standalone').length === 2)
+    await client.callTool({name: 'echo'}).catch(() => 'outcome unknown')
+    await until(() => gets.length === 3)
+    await quiet(400)
+    expect(cursorsWritten(store, 'standalone')).toEqual(['g1', undefined])
+    await client.close()
+  })
+})
