@@ -2,6 +2,7 @@
  * Caps on what the server controls: each is reached by a server behaving badly, and each breach is a
  * `limit-exceeded` event, never a crash, a hang or unbounded memory.
  */
+import {getEventListeners} from 'node:events'
 import {http} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
@@ -414,6 +415,44 @@ describe('the weight of remembered server request IDs', () => {
     expect(new Set(reports.map((event) => JSON.stringify(event)))).toEqual(
       new Set(reported ? [JSON.stringify({type: 'limit-exceeded', limit: 'dedupeBytes', max: 8})] : []),
     )
+    await client.close()
+  })
+})
+
+describe('a stream that waited for room in the Client', () => {
+  it('leaves no listener on its signal once it went on: a long-lived stream does not gather one per wait', async () => {
+    const mock = useMock()
+    const sampling = (n: number): object => ({jsonrpc: '2.0', id: `held-${n}`, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10}})
+    interceptGets(mock, (_get, index) => (index === 0 ? sse(Array.from({length: 20}, (_, n) => frame(`e${n}`, sampling(n))), 'open') : undefined))
+    // The standalone stream's signal, and its listeners once its response came, before any wait.
+    let signal: AbortSignal | undefined
+    let before = 0
+    const {client} = await connect({
+      limits: {maxConcurrentAnswers: 1},
+      fetch: async (input, init) => {
+        const response = await fetch(input, init)
+        if (init?.method === 'GET' && signal === undefined && init.signal) {
+          signal = init.signal
+          before = getEventListeners(signal, 'abort').length
+        }
+        return response
+      },
+    })
+    const gates: (() => void)[] = []
+    let answered = 0
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      await new Promise<void>((resolve) => gates.push(resolve))
+      answered++
+      return {model: 'm', role: 'assistant', content: {type: 'text', text: 'a'}}
+    })
+    // Answered a few at a time: the stream waits for room more than once.
+    while (answered < 20) {
+      await until(() => gates.length > 0)
+      for (const open of gates.splice(0)) open()
+      await quiet(5)
+    }
+    expect(before).toBeGreaterThan(0)
+    expect(getEventListeners(signal!, 'abort')).toHaveLength(before)
     await client.close()
   })
 })
