@@ -92,12 +92,10 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
       return
     }
     const onAbort = (): void => {
-      // Stryker disable next-line CallExpression: a timer left to fire resolves a settled promise
       clearTimeout(timer)
       reject(abortedError(signal))
     }
     const timer = setTimeout(() => {
-      // Stryker disable next-line StringLiteral: a listener left on the signal goes with it, unseen
       signal.removeEventListener('abort', onAbort)
       resolve()
     }, ms)

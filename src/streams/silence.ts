@@ -37,7 +37,6 @@ export function watchSilence(connection: Connection, limitMs: number): SilenceWa
     disarm: () => clearTimeout(timer),
     release: () => {
       clearTimeout(timer)
-      // Stryker disable next-line StringLiteral: the listener left would go with the stream; fetch raises the signal's listener bound to 1500, so not even a warning shows it
       parent.removeEventListener('abort', follow)
     },
   }

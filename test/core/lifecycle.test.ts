@@ -1,10 +1,12 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
+import {getEventListeners} from 'node:events'
 import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
+import {realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, frame, result, sse} from '../fixtures/wire.ts'
 
 afterEach(() => {
@@ -407,6 +409,74 @@ describe('what the transport says when it is used out of turn or ends a session'
     await transport.close()
     expect(errors.map((error) => [isTransportError(error, 'http'), error.message])).toEqual([[true, expect.stringContaining('DELETE failed with HTTP 403')]])
     expect(closed).toBe(1)
+    await client.close()
+  })
+})
+
+describe('close() while a stream waits the retry its server asked', () => {
+  it('leaves no timer of that wait behind, and the stream never reconnects', async () => {
+    const mock = useMock()
+    const gets = interceptGets(mock, (_get, index) => (index === 0 ? sse(['retry: 60000\nid: g1\ndata: \n\n']) : undefined))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    try {
+      const {transport} = await connect()
+      await realTurns(() => vi.getTimerCount() === 1)
+      expect(vi.getTimerCount()).toBe(1)
+      await transport.close()
+      expect(vi.getTimerCount()).toBe(0)
+      expect(gets).toHaveLength(1)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
+describe('a stream that waited the retry its server asked', () => {
+  it('leaves no listener of that wait on its signal once it reconnected', async () => {
+    const mock = useMock()
+    interceptGets(mock, (_get, index) => (index === 0 ? sse(['retry: 20\nid: g1\ndata: \n\n']) : sse([], 'open')))
+    // The listeners on the standalone stream's signal as each of its GETs goes out. That signal is kept from fetch,
+    // whose own listeners would count too: each body is cancelled on abort all the same.
+    const listeners: number[] = []
+    const {client} = await connect({
+      fetch: (input, init) => {
+        if (init?.method === 'GET' && init.signal) listeners.push(getEventListeners(init.signal, 'abort').length)
+        return fetch(input, {...init, signal: null})
+      },
+    })
+    await until(() => listeners.length === 2)
+    expect(listeners[1]).toBe(listeners[0])
+    await client.close()
+  })
+})
+
+describe('a call resumed again and again', () => {
+  it("leaves no listener of each resumed connection's deadline on its stream's signal", async () => {
+    const mock = useMock()
+    const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+    let token: unknown
+    let wireId: JsonRpcId = 0
+    answerToolCalls((id, progressToken) => ((token = progressToken), (wireId = id), sse([frame('c1', progress(progressToken, 1))], 'error')))
+    interceptGets(mock, (get) => {
+      if (get.lastEventId === 'c1') return sse([frame('c2', progress(token, 2))], 'error')
+      if (get.lastEventId === 'c2') return sse([frame('c3', progress(token, 3))], 'error')
+      if (get.lastEventId === 'c3') return sse([frame('c4', result(wireId))])
+      return undefined
+    })
+    // The listeners on the call's stream signal as each resume GET goes out (the signal kept from fetch, whose own
+    // listeners would count too).
+    const listeners: number[] = []
+    const {client} = await connect({
+      fetch: (input, init) => {
+        if (init?.method === 'GET' && init.signal && init.headers !== undefined && new Headers(init.headers).has('last-event-id')) {
+          listeners.push(getEventListeners(init.signal, 'abort').length)
+        }
+        return fetch(input, {...init, signal: null})
+      },
+    })
+    await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+    expect(listeners).toHaveLength(3)
+    expect(new Set(listeners).size).toBe(1)
     await client.close()
   })
 })
