@@ -4,6 +4,7 @@
  * does. Most tests here were written for mutants that survived (docs/mutation.md).
  */
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import {getEventListeners} from 'node:events'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
@@ -490,5 +491,17 @@ describe('a request whose send rejected', () => {
     expect(posted[0]!.id).not.toBe('app-7')
     expect(posted[1]).toEqual(cancellation)
     await client.close()
+  })
+})
+
+describe("a request's own signal, once its stream is over", () => {
+  it('holds no listener of the transport: an app that reuses one signal for many requests does not gather one per request', async () => {
+    scripted((body) => (body.method === 'tools/call' ? sse([frame('e1', result(body.id as JsonRpcId))]) : undefined))
+    const {transport, messages} = await initialized()
+    const controller = new AbortController()
+    for (let n = 0; n < 3; n++) await transport.send(call(3 + n), {requestSignal: controller.signal})
+    await until(() => messages.length === 4)
+    expect(getEventListeners(controller.signal, 'abort')).toEqual([])
+    await transport.close()
   })
 })
