@@ -1,82 +1,13 @@
 /**
  * One HTTP exchange (src/http.ts, docs/design.md#sending): the headers a request carries, the redirects the
  * transport follows itself, the bodies it drops, and what a failed fetch or a refused request says. Through
- * `send()` with the `fetch` option (or a patched global fetch): every Response is a real one, made by the test, so
- * that it can answer where no socket can (a default port, another scheme, a browser's opaque redirect) and see
- * whether a body the transport does not read is released. Most tests were written for mutants that survived
- * (docs/mutation.md).
+ * `send()` with the `fetch` option (or a patched global fetch) scripted by test/fixtures/scripted-fetch.ts. Most
+ * tests were written for mutants that survived (docs/mutation.md).
  */
-import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {afterEach, describe, expect, it, vi} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, type AuthProvider, type FetchLike, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {describe, expect, it, vi} from 'vitest'
+import {isTransportError, type AuthProvider} from '../../src/index.ts'
 import {until} from '../fixtures/client.ts'
-import {encoder} from '../fixtures/wire.ts'
-
-const endpoint = 'http://mcp.test/mcp'
-
-/** One request as the fetch was given it. */
-interface Sent {
-  url: string
-  method: string
-  headers: Headers
-  body: string | null
-}
-
-/** Names of the bodies the transport released without reading them. */
-let released: string[] = []
-
-afterEach(() => {
-  released = []
-  vi.unstubAllGlobals()
-})
-
-/** A body that says `text` and records `name` in {@link released} when the transport cancels it. */
-function body(name: string, text = name): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      controller.enqueue(encoder.encode(text))
-    },
-    cancel() {
-      released.push(name)
-    },
-  })
-}
-
-const redirect = (status: number, location: string): Response => new Response(body(`redirect ${status}`), {status, headers: {location}})
-
-const initialize: JSONRPCMessage = {jsonrpc: '2.0', id: 0, method: 'initialize', params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}}
-const initialized: JSONRPCMessage = {jsonrpc: '2.0', method: 'notifications/initialized'}
-const initializeResult = {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: 'scripted', version: '1.0.0'}}
-const answerInitialize = (contentType = 'application/json'): Response =>
-  new Response(JSON.stringify({jsonrpc: '2.0', id: 0, result: initializeResult}), {headers: {'content-type': contentType, 'mcp-session-id': 's1'}})
-
-/** A fetch that records each request and answers with `answer` (by default: initialize's answer, 202, GET 405). */
-function scripted(answer: (sent: Sent, index: number) => Response | Promise<Response> | undefined = () => undefined): {fetch: FetchLike; sent: Sent[]} {
-  const sent: Sent[] = []
-  const fetch: FetchLike = async (url, init) => {
-    const request = {url: String(url), method: init?.method ?? 'GET', headers: new Headers(init?.headers), body: (init?.body as string | null | undefined) ?? null}
-    sent.push(request)
-    const custom = await answer(request, sent.length - 1)
-    if (custom !== undefined) return custom
-    if (request.method === 'GET') return new Response(null, {status: 405})
-    return request.body?.includes('"initialize"') === true ? answerInitialize() : new Response(null, {status: 202})
-  }
-  return {fetch, sent}
-}
-
-/** A started transport on `url`; `messages` gets what it delivers. */
-async function started(options: ResumableHTTPClientTransportOptions, url = endpoint) {
-  const messages: JSONRPCMessage[] = []
-  const errors: Error[] = []
-  const transport = new ResumableHTTPClientTransport(new URL(url), {reconnect: {minDelayMs: 1, maxDelayMs: 5, maxAttempts: 1}, ...options})
-  transport.onmessage = (message) => messages.push(message)
-  transport.onerror = (error) => errors.push(error)
-  await transport.start()
-  return {transport, messages, errors}
-}
-
-/** What `promise` rejected with, or 'resolved'. */
-const outcome = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => 'resolved', (error: unknown) => error)
+import {answerInitialize, body, endpoint, initialize, initialized, initializeResult, outcome, redirect, released, scripted, started} from '../fixtures/scripted-fetch.ts'
 
 function expectError(error: unknown, code: string, message: string): void {
   expect(isTransportError(error), String(error)).toBe(true)
