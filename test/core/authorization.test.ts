@@ -59,7 +59,7 @@ describe('an AuthProvider of the v2 SDK (token, onUnauthorized)', () => {
         return Promise.resolve()
       },
     }
-    const {fetch, sent} = scripted((request, index) => (index === 0 ? challenge(401) : undefined))
+    const {fetch, sent} = scripted((_request, index) => (index === 0 ? challenge(401) : undefined))
     if (!given) vi.stubGlobal('fetch', fetch)
     const {transport} = await started({authProvider, ...(given ? {fetch} : {})})
     await transport.send(initialize)
