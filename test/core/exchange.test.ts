@@ -182,7 +182,7 @@ describe('an answer the transport refuses', () => {
 })
 
 describe('the content type of an answer', () => {
-  it.each(['application/json; charset=utf-8', 'Application/JSON'])('%s is JSON: the answer is delivered', async (contentType) => {
+  it.each(['application/json; charset=utf-8', 'application/json ; charset=utf-8', 'Application/JSON'])('%s is JSON: the answer is delivered', async (contentType) => {
     const {fetch} = scripted((sent) => (sent.method === 'POST' ? answerInitialize(contentType) : undefined))
     const {transport, messages} = await started({fetch})
     await transport.send(initialize)
