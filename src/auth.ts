@@ -34,7 +34,7 @@ export interface OAuthFlowOptions {
 export interface OAuthClientModule {
   /** Runs the flow: refresh, or discovery, registration and a new authorization (`'REDIRECT'`: the user must log in). */
   auth(provider: OAuthClientProvider, options: OAuthFlowOptions): Promise<'AUTHORIZED' | 'REDIRECT'>
-  /** Reads a 401 or 403 answer's `WWW-Authenticate` challenge. */
+  /** Reads a 401 or 403 answer's `WWW-Authenticate` challenge: `{}` for an answer without one. */
   extractWWWAuthenticateParams(response: Response): {resourceMetadataUrl?: URL | undefined; scope?: string | undefined; error?: string | undefined}
   /** Thrown when the user must authorize (`finishAuth`). */
   UnauthorizedError: new (message?: string) => Error
@@ -74,7 +74,8 @@ const flowFailures = new WeakSet<object>()
 
 /** True for an error thrown by the authorization flow (the SDK's `UnauthorizedError`, an OAuth error, ...). */
 export function isAuthorizationFailure(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && flowFailures.has(error)
+  // A WeakSet holds no primitive, and says so without throwing.
+  return flowFailures.has(error as object)
 }
 
 /** What one request has used of its second chances. */
@@ -160,11 +161,11 @@ export class Authorizer {
 
   async #unauthorized(response: Response): Promise<void> {
     const sdk = await this.#loadSdk()
-    if (response.headers.has('www-authenticate')) {
-      const {scope, resourceMetadataUrl} = sdk.extractWWWAuthenticateParams(response)
-      this.#challenged(scope, resourceMetadataUrl)
-    }
+    // Both SDKs read an answer without a challenge as none ({}).
+    const {scope, resourceMetadataUrl} = sdk.extractWWWAuthenticateParams(response)
+    this.#challenged(scope, resourceMetadataUrl)
     if (this.#oauth !== undefined) return this.#authorize({})
+    // Stryker disable next-line OptionalChaining: #minimal is set whenever #oauth is not, and #oauth returned above
     if (this.#minimal?.onUnauthorized === undefined) throw new sdk.UnauthorizedError()
     await this.#minimal.onUnauthorized({response, serverUrl: this.#serverUrl, fetchFn: this.#fetch()})
   }

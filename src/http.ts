@@ -90,7 +90,7 @@ async function exchangeOnce(client: HttpClient, request: WireRequest, token: str
   if (request.lastEventId !== undefined) headers.set('last-event-id', request.lastEventId)
   // [spec 2025-11-25 authorization] the token on every request to the MCP server, the provider's over the app's.
   if (token !== undefined) headers.set('authorization', `Bearer ${token}`)
-  const init: RequestInit = {
+  const init: SentInit = {
     ...client.requestInit,
     method: request.method,
     headers,
@@ -109,17 +109,20 @@ async function exchangeOnce(client: HttpClient, request: WireRequest, token: str
   }
 }
 
-async function send(client: HttpClient, url: URL, init: RequestInit): Promise<Response> {
+/** What {@link send} sends: its method and signal always set. */
+type SentInit = RequestInit & {method: string; signal: AbortSignal}
+
+async function send(client: HttpClient, url: URL, init: SentInit): Promise<Response> {
   // Read at call time, so that msw and app patches of the global fetch apply.
   const fetchFunction = client.fetch ?? globalThis.fetch
   try {
     return await fetchFunction(url, init)
   } catch (cause) {
-    if (init.signal?.aborted === true) throw abortedError(init.signal)
+    if (init.signal.aborted) throw abortedError(init.signal)
     // [WHATWG fetch] a network failure rejects with a TypeError; anything else is the app's own fetch deciding
     // (the SDK's `withOAuth` throwing `UnauthorizedError`, say): the caller gets it as it was thrown.
     if (client.fetch !== undefined && !(cause instanceof TypeError)) throw cause
-    const what = `${init.method ?? 'GET'} ${displayUrl(client.url)}`
+    const what = `${init.method} ${displayUrl(client.url)}`
     throw new TransportError('network', `${what} failed: ${client.redact(describe(cause))}`, {cause})
   }
 }
@@ -130,9 +133,9 @@ async function send(client: HttpClient, url: URL, init: RequestInit): Promise<Re
  */
 function redirectTarget(client: HttpClient, request: WireRequest, response: Response, from: URL, hops: number): URL | undefined {
   const policy = `redirectPolicy 'same-origin'`
-  // A browser hides the target of a redirect it did not follow: it may be another origin, so it is not followed.
+  // A browser hides the target of a redirect it did not follow (and its body: there is none to release): it may be
+  // another origin, so it is not followed.
   if (response.type === 'opaqueredirect') {
-    discard(response)
     throw new TransportError('http', `${request.method} ${displayUrl(client.url)} was redirected, and the browser hides where to: not followed (${policy}). Use the final URL of the endpoint`)
   }
   const location = redirectStatuses.has(response.status) ? response.headers.get('location') : null

@@ -1,31 +1,17 @@
 /**
  * `oauthClient`: the OAuth client module the transport runs for its `authProvider` (docs/design.md#eras). The
- * module given here records what the transport asks of it and saves the tokens a real flow would; the v1 SDK's
- * `auth()`, run if the option were ignored, would try discovery on the msw network, which answers nothing else.
+ * module given here (test/fixtures/oauth-module.ts) records what the transport asks of it and saves the tokens a
+ * real flow would.
  */
 import * as v2 from '@modelcontextprotocol/client'
 import type {OAuthClientProvider} from '@modelcontextprotocol/client'
 import * as v1 from '@modelcontextprotocol/sdk/client/auth.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {ResumableHTTPClientTransport, type OAuthClientModule, type OAuthFlowOptions, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {ResumableHTTPClientTransport, type OAuthClientModule, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import {connect, network, url, useMock} from '../fixtures/harness.ts'
 import {HeadlessOAuthClient} from '../fixtures/oauth-client.ts'
-
-/** The v2 SDK's module, but an `auth()` that grants `grant` (a token and its scope) and records each call. */
-function recordingV2(grant: {token: string; scope?: string}, result: 'AUTHORIZED' | 'REDIRECT' = 'AUTHORIZED'): OAuthClientModule & {calls: OAuthFlowOptions[]} {
-  const calls: OAuthFlowOptions[] = []
-  return {
-    calls,
-    extractWWWAuthenticateParams: v2.extractWWWAuthenticateParams,
-    UnauthorizedError: v2.UnauthorizedError,
-    auth: async (provider, options) => {
-      calls.push(options)
-      if (result === 'AUTHORIZED') await provider.saveTokens({access_token: grant.token, token_type: 'Bearer', ...(grant.scope === undefined ? {} : {scope: grant.scope})})
-      return result
-    },
-  }
-}
+import {grantingModule} from '../fixtures/oauth-module.ts'
 
 /** The server lets through requests bearing `token`, and answers any other with `refusal`. */
 function gate(token: string, refusal: () => Response): string[] {
@@ -46,7 +32,7 @@ describe('oauthClient: the OAuth client the transport runs', () => {
   it("a 401 runs the auth() of the module given, and the request goes out again with the token it saved", async () => {
     useMock()
     const seen = gate('fresh', () => challenge(401, 'Bearer scope="mcp:tools"'))
-    const oauthClient = recordingV2({token: 'fresh'})
+    const oauthClient = grantingModule([{token: 'fresh'}])
     const {client} = await connect({authProvider: new HeadlessOAuthClient(), oauthClient})
     expect(oauthClient.calls).toEqual([expect.objectContaining({serverUrl: new URL(url), scope: 'mcp:tools'})])
     expect(seen.slice(0, 2)).toEqual(['none', 'Bearer fresh'])
@@ -62,7 +48,7 @@ describe('oauthClient: the OAuth client the transport runs', () => {
     const authProvider = new HeadlessOAuthClient()
     authProvider.saveTokens({access_token: 'narrow', token_type: 'Bearer', scope: 'mcp:read', refresh_token: 'refresh'})
     const seen = gate('wide', () => challenge(403, `Bearer error="insufficient_scope", scope="${challenged}"`))
-    const oauthClient = recordingV2({token: 'wide', scope: union})
+    const oauthClient = grantingModule([{token: 'wide', scope: union}])
     const {client} = await connect({authProvider, oauthClient})
     expect(oauthClient.calls).toEqual([expect.objectContaining({scope: union, forceReauthorization: forced})])
     expect(seen.slice(0, 2)).toEqual(['Bearer narrow', 'Bearer wide'])
@@ -70,7 +56,7 @@ describe('oauthClient: the OAuth client the transport runs', () => {
   })
 
   it("finishAuth gives the flow the redirect's code and its iss (RFC 9207)", async () => {
-    const oauthClient = recordingV2({token: 'fresh'})
+    const oauthClient = grantingModule([{token: 'fresh'}])
     const transport = new ResumableHTTPClientTransport(new URL(url), {authProvider: new HeadlessOAuthClient(), oauthClient})
     await transport.finishAuth('the-code', 'https://as.example')
     await transport.finishAuth('another-code')
@@ -83,7 +69,7 @@ describe('oauthClient: the OAuth client the transport runs', () => {
   it("a login the user must complete rejects the connect with the given module's UnauthorizedError", async () => {
     useMock()
     gate('never', () => challenge(401, 'Bearer'))
-    const oauthClient = recordingV2({token: 'unused'}, 'REDIRECT')
+    const oauthClient = grantingModule([{token: 'unused'}], 'REDIRECT')
     const failed = await connect({authProvider: new HeadlessOAuthClient(), oauthClient}).catch((error: unknown) => error)
     expect(failed).toBeInstanceOf(v2.UnauthorizedError)
     expect(oauthClient.calls).toHaveLength(1)

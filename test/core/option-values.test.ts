@@ -72,3 +72,52 @@ describe('store', () => {
     expect(create({store: {get: noop, set: noop, delete: noop, list: () => Promise.resolve([])}})).not.toThrow()
   })
 })
+
+describe('the server URL and the options that are no numbers', () => {
+  it.each([
+    ['a string', 'http://mcp.test/mcp'],
+    ['a URL-like object', {href: 'http://mcp.test/mcp', protocol: 'http:'}],
+  ])('%s as the server URL is a TypeError that shows how to make a URL', (_what, given) => {
+    expect(() => new ResumableHTTPClientTransport(given as never)).toThrow(new TypeError('The server URL must be a URL, e.g. `new URL("https://host/mcp")`'))
+  })
+
+  it.each(['http://user@mcp.test/mcp', 'http://:secret@mcp.test/mcp', 'http://user:secret@mcp.test/mcp'])(
+    'a server URL with credentials (%s) is a TypeError that does not repeat them',
+    (withCredentials) => {
+      const message = 'The server URL must not contain credentials (user:password@): pass them as headers in requestInit.headers, e.g. Authorization'
+      expect(() => new ResumableHTTPClientTransport(new URL(withCredentials))).toThrow(new TypeError(message))
+    },
+  )
+
+  it.each([0, -1, Number.NaN])('resumeTimeoutMs %s is a TypeError naming the option, what it takes and the value', (value) => {
+    expect(create({resumeTimeoutMs: value})).toThrow(new TypeError(`options.resumeTimeoutMs must be a number > 0 (Infinity: no deadline), got ${String(value)}`))
+  })
+
+  it.each([
+    ['no URL', 'mcp.example.com'],
+    ['another scheme', 'ftp://mcp.example.com'],
+  ])('an allowedRedirectOrigins entry that is %s is a TypeError quoting it', (_what, entry) => {
+    const message = `options.allowedRedirectOrigins must hold http(s) origins such as 'https://host:8443', got ${JSON.stringify(entry)}`
+    expect(create({allowedRedirectOrigins: [entry]})).toThrow(new TypeError(message))
+  })
+
+  it('allowedRedirectOrigins takes http and https origins', () => {
+    expect(create({allowedRedirectOrigins: ['http://a.example', 'https://b.example:8443/any/path']})).not.toThrow()
+  })
+
+  it('an unknown reconnectionOptions field is a TypeError listing the SDK fields', () => {
+    const message = 'Unknown field reconnectionOptions.delay: the fields are initialReconnectionDelay, maxReconnectionDelay, reconnectionDelayGrowFactor, maxRetries'
+    expect(create({reconnectionOptions: {delay: 5} as never})).toThrow(new TypeError(message))
+  })
+
+  it('a bad reconnectionOptions value is a TypeError whose cause is the error about the reconnect field it maps to', () => {
+    let thrown: unknown
+    try {
+      new ResumableHTTPClientTransport(url, {reconnectionOptions: {reconnectionDelayGrowFactor: -2}})
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toEqual(new TypeError('reconnectionOptions.reconnectionDelayGrowFactor must be a finite number >= 0, got -2'))
+    expect((thrown as Error).cause).toEqual(new TypeError('reconnect.factor must be a finite number >= 0, got -2'))
+  })
+})
