@@ -3,13 +3,21 @@
  * installed (here: its module fails to load), the challenge rejects the request with an error that says what to
  * install, instead of an import error (src/auth.ts).
  */
-import {describe, expect, it, vi} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {isTransportError} from '../../src/index.ts'
 import {initialize, outcome, scripted, started} from '../fixtures/scripted-fetch.ts'
 
 const missing = new Error("Cannot find package '@modelcontextprotocol/sdk'")
-vi.mock('@modelcontextprotocol/sdk/client/auth.js', () => {
-  throw missing
+const authModule = '@modelcontextprotocol/sdk/client/auth.js'
+
+// Scoped to this file's test, not hoisted: the Stryker run shares one worker between files (vitest.stryker.config.ts).
+beforeEach(() => {
+  vi.doMock(authModule, () => {
+    throw missing
+  })
+})
+afterEach(() => {
+  vi.doUnmock(authModule)
 })
 
 describe('an authorization challenge without the SDK installed', () => {
