@@ -149,7 +149,6 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
 export async function deleteSession(host: Pick<PostHost, 'http' | 'session'>, sessionId: string, signal: AbortSignal): Promise<number> {
   const response = await exchange(host.http, {method: 'DELETE', sessionId, protocolVersion: host.session.protocolVersion, signal})
   if (classifyDeleteAnswer(response.status) === 'refused') throw await httpError(host.http, response, 'DELETE')
-  // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows it
   discard(response)
   return response.status
 }
@@ -215,7 +214,6 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   })
   if (answer === 'session-expired') {
     // The request is never sent again, in any path.
-    // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows it
     discard(response)
     const error = new TransportError('session-expired', `Session ${sentSession} has expired (HTTP 404); ${method ?? 'the message'} was not sent again`, {status: 404})
     fail(error)
@@ -234,7 +232,6 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     return
   }
   if (answer === 'outcome-unknown') {
-    // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows it
     discard(response)
     const why = response.ok ? `answered ${response.status} with ${contentType === null ? 'no content type' : `content type ${JSON.stringify(contentType)}`}` : `failed with HTTP ${response.status}`
     throw fail(new TransportError('outcome-unknown', `${what} ${why}: it may have run, and was not sent again`, {status: response.status}))
@@ -245,7 +242,6 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     try {
       session.offer(requestId, response.headers.get('mcp-session-id'))
     } catch (error) {
-      // Stryker disable next-line CallExpression: a body left unread goes with its response; no public API shows it
       discard(response)
       throw fail(error)
     }
