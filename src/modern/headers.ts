@@ -57,18 +57,19 @@ export function requestHeaders(message: JSONRPCMessage, perRequest: Readonly<Rec
     if (reservedHeaders.has(name.toLowerCase())) continue
     // The value is not shown: a per-request header may be a credential.
     if (typeof value !== 'string' || !plainValue.test(value)) throw invalid(`the value of header ${name} is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)`)
-    headers[name.toLowerCase()] = value
+    headers[name] = value
   }
   const envelopeVersion = envelopeVersionOf(message)
   if (envelopeVersion === undefined) return {headers, envelopeVersion}
-  const {method, params} = message as {method: string; params?: Record<string, unknown>}
+  // The envelope is in `params._meta`: a request with one has params.
+  const {method, params} = message as {method: string; params: Record<string, unknown>}
   // [spec 2026-07-28 transports, standard request headers] every request names its version and method...
   if (!plainValue.test(envelopeVersion) || !plainValue.test(method)) throw invalid(`the method or protocol version of this request is not visible ASCII`)
   headers['mcp-protocol-version'] = envelopeVersion
   headers['mcp-method'] = method
   // ...and a named one its name, Base64-wrapped when it is not plain ASCII.
   const field = Object.hasOwn(nameSources, method) ? nameSources[method] : undefined
-  const name = field === undefined ? undefined : params?.[field]
+  const name = field === undefined ? undefined : params[field]
   if (typeof name === 'string') headers['mcp-name'] = encodeHeaderValue(name)
   return {headers, envelopeVersion}
 }
