@@ -87,3 +87,14 @@ describe('a stored call record a next process loads', () => {
     expect(await loadRecord(record)).toEqual({listed: [state], discarded: [], kept: true})
   })
 })
+
+describe('a stored call as the app sees it', () => {
+  it('leaves out what only the transport needs: its session, its progress token on the wire, its envelope', async () => {
+    const store = new MemoryStore()
+    await store.set(`${namespace}#call:c1`, {...valid, sessionId: 's1', progressToken: 9, envelope: {'io.modelcontextprotocol/protocolVersion': '2026-07-28'}})
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store, callJournal: true})
+    await transport.start()
+    expect(transport.calls.list()).toEqual([{...valid, inherited: true}])
+    await transport.close()
+  })
+})

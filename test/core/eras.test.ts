@@ -137,14 +137,42 @@ describe('the headers of a 2026-07-28 request, field by field (issue #18)', () =
     await transport.close()
   })
 
-  it('a method that names nothing sends no Mcp-Name, whatever its params hold; a notification with an envelope gets no header of the era', async () => {
+  it.each<[string, string]>([
+    ['tools/call', 'name'],
+    ['prompts/get', 'name'],
+    ['resources/read', 'uri'],
+    ['tasks/get', 'taskId'],
+    ['tasks/update', 'taskId'],
+    ['tasks/cancel', 'taskId'],
+  ])('%s names its %s in Mcp-Name', async (method, field) => {
+    const {transport, seen} = await transportAnswering(ok)
+    await transport.send({jsonrpc: '2.0', id: 1, method, params: {name: 'n', uri: 'u', taskId: 't', _meta: envelope}})
+    expect(seen[0]!.get('mcp-name')).toBe({name: 'n', uri: 'u', taskId: 't'}[field])
+    await transport.close()
+  })
+
+  it('a method that names nothing sends no Mcp-Name, whatever its params hold; a message that is no request, or whose envelope version is no string, gets no header of the era', async () => {
     const {transport, seen} = await transportAnswering(({id}) => (id === undefined ? new HttpResponse(null, {status: 202}) : ok({id})))
     await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/list', params: {undefined: 'x', name: 'y', _meta: envelope}})
     await transport.send({jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: {_meta: envelope}})
+    // A response to no request the transport knows goes as the app wrote it, a stray `params` too.
+    await transport.send({jsonrpc: '2.0', id: 7, result: {}, params: {_meta: envelope}} as never)
+    await transport.send({jsonrpc: '2.0', id: 2, method: 'tools/list', params: {_meta: {'io.modelcontextprotocol/protocolVersion': 20260728}}})
     expect(seen.map((headers) => [headers.get('mcp-method'), headers.get('mcp-name'), headers.get('mcp-protocol-version')])).toEqual([
       ['tools/list', null, '2026-07-28'],
       [null, null, null],
+      [null, null, null],
+      [null, null, null],
     ])
+    await transport.close()
+  })
+
+  it('per-request headers of a 2025 message cannot set what the transport sets: credentials, the protocol\'s headers, the media types', async () => {
+    const {transport, seen} = await transportAnswering(ok)
+    const names = ['Authorization', 'DPoP', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'Content-Type', 'Accept']
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'echo'}}, {headers: Object.fromEntries(names.map((name) => [name, 'forged']))})
+    const sent = seen[0]!
+    expect(names.map((name) => sent.get(name))).toEqual([null, null, null, null, null, null, null, 'application/json', 'application/json, text/event-stream'])
     await transport.close()
   })
 
@@ -160,6 +188,7 @@ describe('the headers of a 2026-07-28 request, field by field (issue #18)', () =
   it.each<[string, Record<string, string>, Record<string, unknown>, string]>([
     ['a header name that is no token', {'bad name': 'x'}, {name: 'echo', _meta: envelope}, 'The request was not sent: the header name "bad name" is not an HTTP token'],
     ['a header value that is not visible ASCII', {'Mcp-Param-City': 'Zürich'}, {name: 'echo', _meta: envelope}, 'The request was not sent: the value of header Mcp-Param-City is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)'],
+    ['a header value that is no string', {'Mcp-Param-Count': 5 as never}, {name: 'echo', _meta: envelope}, 'The request was not sent: the value of header Mcp-Param-Count is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)'],
     ['a protocol version that is not visible ASCII', {}, {name: 'echo', _meta: {'io.modelcontextprotocol/protocolVersion': '2026-07-28\n'}}, 'The request was not sent: the method or protocol version of this request is not visible ASCII'],
   ])('%s fails the send with protocol and says why, and nothing is sent', async (_, headers, params, message) => {
     const {transport, seen} = await transportAnswering(ok)

@@ -20,8 +20,8 @@ interface Polled {
   transport: ResumableHTTPClientTransport
   events: TransportEvent[]
   errors: Error[]
-  /** Each `tasks/get` as it came: its params and headers. */
-  polls: {params: unknown; headers: Headers}[]
+  /** Each `tasks/get` as it came: its request ID, params and headers. */
+  polls: {id: number; params: unknown; headers: Headers}[]
 }
 
 /** A transport started on a store that holds the task call `c1` (task `t1`) of a previous process; `answer` answers its polls. */
@@ -33,7 +33,7 @@ async function polling(answer: Answer, options: ResumableHTTPClientTransportOpti
   network.use(
     http.post(url, async ({request}) => {
       const body = (await request.json()) as {id: number; method: string; params: unknown}
-      polls.push({params: body.params, headers: request.headers})
+      polls.push({id: body.id, params: body.params, headers: request.headers})
       return answer(body.id, polls.length - 1)
     }),
   )
@@ -90,6 +90,20 @@ describe('a task a previous process left', () => {
     await settled(polled)
     const [poll] = polled.polls
     expect([poll!.params, poll!.headers.get('mcp-method'), poll!.headers.get('mcp-name'), poll!.headers.get('mcp-protocol-version')]).toEqual([{taskId: 't1', _meta: envelope}, 'tasks/get', 't1', '2026-07-28'])
+  })
+
+  it('asks each time under a request ID of its own', async () => {
+    const polled = await polling((id, index) => taskState(id, index < 2 ? {status: 'working', pollIntervalMs: 1} : {status: 'completed', result: {}}))
+    await settled(polled)
+    const ids = polled.polls.map((poll) => poll.id)
+    expect([ids.length, new Set(ids).size, ids.every(Number.isSafeInteger)]).toEqual([3, 3, true])
+  })
+
+  it('shows the app its call without what only the transport needs: the envelope it polls with', async () => {
+    const polled = await polling((id) => taskState(id, {status: 'working', pollIntervalMs: 60_000}))
+    await until(() => polled.polls.length === 1)
+    expect(Object.keys(polled.transport.calls.list()[0]!)).not.toContain('envelope')
+    await polled.transport.close()
   })
 
   it('tells the app each status on the way: its message and interval when they are what they should be, none otherwise', async () => {
