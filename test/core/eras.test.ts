@@ -137,17 +137,12 @@ describe('the headers of a 2026-07-28 request, field by field (issue #18)', () =
     await transport.close()
   })
 
-  it.each<[string, string]>([
-    ['tools/call', 'name'],
-    ['prompts/get', 'name'],
-    ['resources/read', 'uri'],
-    ['tasks/get', 'taskId'],
-    ['tasks/update', 'taskId'],
-    ['tasks/cancel', 'taskId'],
-  ])('%s names its %s in Mcp-Name', async (method, field) => {
+  // The params hold every field a method may name: each method's header shows which one it took.
+  const named = {'tools/call': 'n', 'prompts/get': 'n', 'resources/read': 'u', 'tasks/get': 't', 'tasks/update': 't', 'tasks/cancel': 't'}
+  it.each(Object.entries(named))('%s goes with the field it names in Mcp-Name (%s)', async (method, header) => {
     const {transport, seen} = await transportAnswering(ok)
     await transport.send({jsonrpc: '2.0', id: 1, method, params: {name: 'n', uri: 'u', taskId: 't', _meta: envelope}})
-    expect(seen[0]!.get('mcp-name')).toBe({name: 'n', uri: 'u', taskId: 't'}[field])
+    expect(seen[0]!.get('mcp-name')).toBe(header)
     await transport.close()
   })
 
