@@ -67,8 +67,9 @@ async function getTask(host: TaskHost, handle: TaskHandle, signal: AbortSignal):
   const id = await host.nextWireId()
   const request = {jsonrpc: '2.0', id, method: 'tasks/get', params: {taskId: handle.taskId, _meta: handle.envelope}} as JSONRPCMessage
   // [spec 2026-07-28 transports, standard request headers] as every request of the era.
-  const {headers, envelopeVersion} = requestHeaders(request, undefined)
-  const response = await exchange(host.http, {method: 'POST', sessionId: undefined, protocolVersion: envelopeVersion, headers, body: JSON.stringify(request), signal})
+  // They include Mcp-Protocol-Version, from the envelope.
+  const {headers} = requestHeaders(request, undefined)
+  const response = await exchange(host.http, {method: 'POST', sessionId: undefined, protocolVersion: undefined, headers, body: JSON.stringify(request), signal})
   if (!response.ok) {
     const error = await httpError(host.http, response, `POST tasks/get ${handle.taskId}`)
     if (isTransient(response.status)) throw error

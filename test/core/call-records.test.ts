@@ -6,7 +6,7 @@
 import {createHash} from 'node:crypto'
 import {describe, expect, it} from 'vitest'
 import {digestArguments, MemoryStore, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from '../../src/index.ts'
-import {eventsOf, url} from '../fixtures/harness.ts'
+import {connect, eventsOf, until, url, useMock} from '../fixtures/harness.ts'
 
 const namespace = 'mcp-resumable-http:http://mcp.test/mcp'
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex')
@@ -96,5 +96,18 @@ describe('a stored call as the app sees it', () => {
     await transport.start()
     expect(transport.calls.list()).toEqual([{...valid, inherited: true}])
     await transport.close()
+  })
+})
+
+describe('waiting for a call', () => {
+  it('ends when the Client received its answer: the call is delivered', async () => {
+    useMock()
+    const {client, transport} = await connect({callJournal: true})
+    const call = client.callTool({name: 'slow', arguments: {steps: 2, delayMs: 20}})
+    await until(() => transport.calls.list().length === 1)
+    const waiting = transport.calls.wait(transport.calls.list()[0]!.callId, AbortSignal.timeout(2000))
+    await call
+    expect(await waiting).toMatchObject({name: 'slow', state: 'delivered'})
+    await client.close()
   })
 })

@@ -20,8 +20,8 @@ interface Polled {
   transport: ResumableHTTPClientTransport
   events: TransportEvent[]
   errors: Error[]
-  /** Each `tasks/get` as it came: its request ID, params and headers. */
-  polls: {id: number; params: unknown; headers: Headers}[]
+  /** Each `tasks/get` as it came: its request ID, params, whole body and headers. */
+  polls: {id: number; params: unknown; body: unknown; headers: Headers}[]
 }
 
 /** A transport started on a store that holds the task call `c1` (task `t1`) of a previous process; `answer` answers its polls. */
@@ -33,7 +33,7 @@ async function polling(answer: Answer, options: ResumableHTTPClientTransportOpti
   network.use(
     http.post(url, async ({request}) => {
       const body = (await request.json()) as {id: number; method: string; params: unknown}
-      polls.push({id: body.id, params: body.params, headers: request.headers})
+      polls.push({id: body.id, params: body.params, body, headers: request.headers})
       return answer(body.id, polls.length - 1)
     }),
   )
@@ -89,6 +89,7 @@ describe('a task a previous process left', () => {
     const polled = await polling((id) => taskState(id, {status: 'completed', result: {}}))
     await settled(polled)
     const [poll] = polled.polls
+    expect(poll!.body).toEqual({jsonrpc: '2.0', id: poll!.id, method: 'tasks/get', params: {taskId: 't1', _meta: envelope}})
     expect([poll!.params, poll!.headers.get('mcp-method'), poll!.headers.get('mcp-name'), poll!.headers.get('mcp-protocol-version')]).toEqual([{taskId: 't1', _meta: envelope}, 'tasks/get', 't1', '2026-07-28'])
   })
 
