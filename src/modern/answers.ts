@@ -8,12 +8,14 @@ import type {JsonRpcId} from '../jsonrpc.ts'
  * disagrees with the body, an unsupported version) with HTTP 400 and such a body.
  */
 export function rpcErrorAnswering(error: TransportError, wireId: JsonRpcId): JSONRPCMessage | undefined {
-  if (error.status !== 400 || error.data?.text === undefined) return undefined
+  if (error.status !== 400) return undefined
   let body: unknown
   try {
-    body = JSON.parse(error.data.text)
+    // An error with a status has `data`, and `httpError` (src/http.ts) always gives it the body: `String` only
+    // satisfies the type.
+    body = JSON.parse(String(error.data!.text))
   } catch {
-    return undefined
+    // Not JSON: no answer (the check below says so).
   }
   const answer = body as {jsonrpc?: unknown; id?: unknown; error?: {code?: unknown; message?: unknown}} | null
   const valid = answer?.jsonrpc === '2.0' && answer.id === wireId && typeof answer.error?.code === 'number' && typeof answer.error.message === 'string'

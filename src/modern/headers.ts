@@ -9,19 +9,20 @@ import {TransportError} from '../errors.ts'
 /** The `_meta` key of a request's per-request envelope that names its protocol version. */
 const versionMetaKey = 'io.modelcontextprotocol/protocolVersion'
 /** [spec 2026-07-28 transports, standard request headers] the body field `Mcp-Name` mirrors, per method. */
-const nameSources: Readonly<Record<string, string>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  'tasks/get': 'taskId',
-  'tasks/update': 'taskId',
-  'tasks/cancel': 'taskId',
-}
+const nameSources: ReadonlyMap<string, string> = new Map([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+  ['tasks/get', 'taskId'],
+  ['tasks/update', 'taskId'],
+  ['tasks/cancel', 'taskId'],
+])
 /**
  * Headers the transport alone sets: a caller's per-request value for one is dropped (the v2 SDK's list, and the
- * resumption headers of this transport), so that no header can disagree with the body or the session.
+ * resumption headers of this transport), so that no header can disagree with the body or the session. The v2
+ * list's `content-type` and `accept` need no entry: `exchange` (src/http.ts) sets both after these.
  */
-const reservedHeaders = new Set(['authorization', 'dpop', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'])
+const reservedHeaders = new Set(['authorization', 'dpop', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'])
 /** [RFC 9110 §5.1] a field name is a token. */
 const fieldName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** What an HTTP field value may carry as it is: visible ASCII, space and tab. */
@@ -57,18 +58,19 @@ export function requestHeaders(message: JSONRPCMessage, perRequest: Readonly<Rec
     if (reservedHeaders.has(name.toLowerCase())) continue
     // The value is not shown: a per-request header may be a credential.
     if (typeof value !== 'string' || !plainValue.test(value)) throw invalid(`the value of header ${name} is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)`)
-    headers[name.toLowerCase()] = value
+    headers[name] = value
   }
   const envelopeVersion = envelopeVersionOf(message)
   if (envelopeVersion === undefined) return {headers, envelopeVersion}
-  const {method, params} = message as {method: string; params?: Record<string, unknown>}
+  // The envelope is in `params._meta`: a request with one has params.
+  const {method, params} = message as {method: string; params: Record<string, unknown>}
   // [spec 2026-07-28 transports, standard request headers] every request names its version and method...
   if (!plainValue.test(envelopeVersion) || !plainValue.test(method)) throw invalid(`the method or protocol version of this request is not visible ASCII`)
   headers['mcp-protocol-version'] = envelopeVersion
   headers['mcp-method'] = method
   // ...and a named one its name, Base64-wrapped when it is not plain ASCII.
-  const field = Object.hasOwn(nameSources, method) ? nameSources[method] : undefined
-  const name = field === undefined ? undefined : params?.[field]
+  const field = nameSources.get(method)
+  const name = field === undefined ? undefined : params[field]
   if (typeof name === 'string') headers['mcp-name'] = encodeHeaderValue(name)
   return {headers, envelopeVersion}
 }

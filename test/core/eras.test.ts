@@ -103,3 +103,92 @@ describe('the end of a request stream (onRequestStreamEnd)', () => {
     expect(ended).toEqual(['first'])
   })
 })
+
+describe('a 400 that may answer a 2026-07-28 request (issue #18)', () => {
+  const rpcError = {code: -32020, message: 'header mismatch'}
+  it.each<[string, number, (id: number | string | undefined) => string]>([
+    ['another status, though its body is the error', 403, (id) => JSON.stringify({jsonrpc: '2.0', id, error: rpcError})],
+    ['a body that is not JSON', 400, () => 'bad header'],
+    ['a body that is JSON null', 400, () => 'null'],
+    ['another JSON-RPC version', 400, (id) => JSON.stringify({jsonrpc: '1.0', id, error: rpcError})],
+    ['the error of another request', 400, (id) => JSON.stringify({jsonrpc: '2.0', id: Number(id) + 1, error: rpcError})],
+    ['a result, no error', 400, (id) => JSON.stringify({jsonrpc: '2.0', id, result: {}})],
+    ['an error code that is no number', 400, (id) => JSON.stringify({jsonrpc: '2.0', id, error: {...rpcError, code: '-32020'}})],
+    ['an error without its message', 400, (id) => JSON.stringify({jsonrpc: '2.0', id, error: {code: -32020}})],
+  ])('with %s is no answer: the send rejects with the HTTP failure, and nothing is delivered', async (_, status, body) => {
+    const {transport, delivered} = await transportAnswering(({id}) => new HttpResponse(body(id), {status, headers: {'content-type': 'application/json'}}))
+    const error = await transport.send({jsonrpc: '2.0', id: 'probe-1', method: 'server/discover', params: {_meta: envelope}}).catch((failure: unknown) => failure)
+    expect([isTransportError(error, 'http'), (error as {status?: number}).status, delivered]).toEqual([true, status, []])
+    await transport.close()
+  })
+})
+
+describe('the headers of a 2026-07-28 request, field by field (issue #18)', () => {
+  it.each<[string, string]>([
+    ['', `=?base64?${btoa('')}?=`],
+    ['=?base64?aGk=?=', `=?base64?${btoa('=?base64?aGk=?=')}?=`],
+    ['=?base64?plain', '=?base64?plain'],
+    ['plain?=', 'plain?='],
+    ['echo tool', 'echo tool'],
+  ])('the tool name %j goes as Mcp-Name %j', async (name, header) => {
+    const {transport, seen} = await transportAnswering(ok)
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name, _meta: envelope}})
+    expect(seen[0]!.get('mcp-name')).toBe(header)
+    await transport.close()
+  })
+
+  // The params hold every field a method may name: each method's header shows which one it took.
+  const named = {'tools/call': 'n', 'prompts/get': 'n', 'resources/read': 'u', 'tasks/get': 't', 'tasks/update': 't', 'tasks/cancel': 't'}
+  it.each(Object.entries(named))('%s goes with the field it names in Mcp-Name (%s)', async (method, header) => {
+    const {transport, seen} = await transportAnswering(ok)
+    await transport.send({jsonrpc: '2.0', id: 1, method, params: {name: 'n', uri: 'u', taskId: 't', _meta: envelope}})
+    expect(seen[0]!.get('mcp-name')).toBe(header)
+    await transport.close()
+  })
+
+  it('a method that names nothing sends no Mcp-Name, whatever its params hold; a message that is no request, or whose envelope version is no string, gets no header of the era', async () => {
+    const {transport, seen} = await transportAnswering(({id}) => (id === undefined ? new HttpResponse(null, {status: 202}) : ok({id})))
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/list', params: {undefined: 'x', name: 'y', _meta: envelope}})
+    await transport.send({jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: {_meta: envelope}})
+    // A response to no request the transport knows goes as the app wrote it, a stray `params` too.
+    await transport.send({jsonrpc: '2.0', id: 7, result: {}, params: {_meta: envelope}} as never)
+    await transport.send({jsonrpc: '2.0', id: 2, method: 'tools/list', params: {_meta: {'io.modelcontextprotocol/protocolVersion': 20260728}}})
+    expect(seen.map((headers) => [headers.get('mcp-method'), headers.get('mcp-name'), headers.get('mcp-protocol-version')])).toEqual([
+      ['tools/list', null, '2026-07-28'],
+      [null, null, null],
+      [null, null, null],
+      [null, null, null],
+    ])
+    await transport.close()
+  })
+
+  it('per-request headers of a 2025 message cannot set what the transport sets: credentials, the protocol\'s headers, the media types', async () => {
+    const {transport, seen} = await transportAnswering(ok)
+    const names = ['Authorization', 'DPoP', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'Content-Type', 'Accept']
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'echo'}}, {headers: Object.fromEntries(names.map((name) => [name, 'forged']))})
+    const sent = seen[0]!
+    expect(names.map((name) => sent.get(name))).toEqual([null, null, null, null, null, null, null, 'application/json', 'application/json, text/event-stream'])
+    await transport.close()
+  })
+
+  it('per-request headers go as given, but those the transport sets are dropped, in any case of their names', async () => {
+    const {transport, seen} = await transportAnswering(ok)
+    const headers = {'Mcp-Param-Region': 'eu', 'MCP-NAME': 'forged', 'Last-Event-ID': 'forged', 'mcp-session-id': 'forged', 'Mcp-Protocol-Version': '1999-01-01'}
+    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'echo', _meta: envelope}}, {headers})
+    const sent = seen[0]!
+    expect(['mcp-param-region', 'mcp-name', 'last-event-id', 'mcp-session-id', 'mcp-protocol-version'].map((name) => sent.get(name))).toEqual(['eu', 'echo', null, null, '2026-07-28'])
+    await transport.close()
+  })
+
+  it.each<[string, Record<string, string>, Record<string, unknown>, string]>([
+    ['a header name that is no token', {'bad name': 'x'}, {name: 'echo', _meta: envelope}, 'The request was not sent: the header name "bad name" is not an HTTP token'],
+    ['a header value that is not visible ASCII', {'Mcp-Param-City': 'Zürich'}, {name: 'echo', _meta: envelope}, 'The request was not sent: the value of header Mcp-Param-City is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)'],
+    ['a header value that is no string', {'Mcp-Param-Count': 5 as never}, {name: 'echo', _meta: envelope}, 'The request was not sent: the value of header Mcp-Param-Count is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)'],
+    ['a protocol version that is not visible ASCII', {}, {name: 'echo', _meta: {'io.modelcontextprotocol/protocolVersion': '2026-07-28\n'}}, 'The request was not sent: the method or protocol version of this request is not visible ASCII'],
+  ])('%s fails the send with protocol and says why, and nothing is sent', async (_, headers, params, message) => {
+    const {transport, seen} = await transportAnswering(ok)
+    const error = await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params}, {headers}).catch((rejection: unknown) => rejection)
+    expect([isTransportError(error, 'protocol'), (error as Error).message, seen]).toEqual([true, message, []])
+    await transport.close()
+  })
+})
