@@ -166,7 +166,8 @@ describe('why a call was settled outcome-unknown', () => {
   ] as const)('%s: the message says so, names the stream and the cursor, and nothing reaches onerror', async (_what, chunks, resumption, message, failedAttempts) => {
     const mock = useMock()
     interceptGets(mock, (get) => (get.lastEventId === undefined ? held() : resumption()))
-    const {client, errors, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}, resumeTimeoutMs: 50})
+    // maxDelayMs is also how long a connection must live to count as healthy: far above what a loaded machine takes.
+    const {client, errors, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 1000}, resumeTimeoutMs: 50})
     answerToolCalls(() => sse([...chunks], 'error'))
     const failure = await client.callTool({name: 'echo'}).catch((error: unknown) => error as Error)
     expect(codeOf(failure)).toBe('outcome-unknown')
