@@ -30,17 +30,14 @@ function leaseOf(value: JsonValue | undefined): LeaseRecord | undefined {
 /** Held by a live owner: not expired, and not a process found dead on this host. */
 function live(lease: LeaseRecord): boolean {
   if (lease.expiresAt <= Date.now()) return false
-  return lease.host !== thisHost() || lease.pid === process.pid || isAlive(lease.pid)
+  return lease.host !== thisHost() || isAlive(lease.pid)
 }
 
-/** Takes lease `name` for `ttlMs` unless a live owner holds it; `took` receives the token, or 0. */
+/** Takes lease `name` for `ttlMs` unless a live owner holds it; `took` receives the token, only if taken. */
 export function acquireLease(name: string, ttlMs: number, took: (token: number) => void): EntriesOperation {
   return (entries) => {
     const held = leaseOf(entries.get(name))
-    if (held !== undefined && live(held)) {
-      took(0)
-      return undefined
-    }
+    if (held !== undefined && live(held)) return undefined
     const token = (held?.token ?? 0) + 1
     entries.set(name, {token, expiresAt: Date.now() + ttlMs, pid: process.pid, host: thisHost()})
     took(token)

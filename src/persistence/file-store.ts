@@ -117,6 +117,7 @@ export class FileStore implements ResumptionStore {
     this.#path = resolve(path)
     this.#onError = (error) => {
       try {
+        // Stryker disable next-line OptionalChaining: a missing listener called throws into the catch below
         onError?.(error)
       } catch {
         // The listener's own bug must not fail the store call it observes.
@@ -172,6 +173,7 @@ export class FileStore implements ResumptionStore {
    */
   async acquire(name: string, ttlMs: number): Promise<Lease | undefined> {
     checkTtl(ttlMs)
+    // Left 0 when a live owner holds it.
     let token = 0
     const batch = this.#batch()
     batch.operations.push(acquireLease(name, ttlMs, (given) => (token = given)))
@@ -180,6 +182,7 @@ export class FileStore implements ResumptionStore {
     return {
       token,
       renew: async () => {
+        // Stryker disable next-line BooleanLiteral: renewLease's operation always reports before the batch resolves, and a batch that fails rejects
         let kept = false
         const batch = this.#batch()
         batch.operations.push(renewLease(name, token, ttlMs, (renewed) => (kept = renewed)))
@@ -270,11 +273,9 @@ export class FileStore implements ResumptionStore {
   }
 
   async #acquire(): Promise<Hold> {
-    if (this.#stepAside) {
-      this.#stepAside = false
-      // Without this, a writer that never stops would take the lock back before a waiting one tries again.
-      await this.#pause(STEP_ASIDE_MS)
-    }
+    // Without this, a writer that never stops would take the lock back before a waiting one tries again. The write
+    // that takes the lock sets #stepAside again from what it sees.
+    if (this.#stepAside) await this.#pause(STEP_ASIDE_MS)
     const lock = await this.#lock.acquire()
     try {
       // Re-read under the lock: another process may have written other keys since our last read.
@@ -305,8 +306,9 @@ export class FileStore implements ResumptionStore {
   #keep(hold: Hold): void {
     this.#hold = hold
     setImmediate(() => {
-      // Taken by a write under way, or left for one queued: that write decides again when it ends.
-      if (this.#hold !== hold || this.#next !== undefined) return
+      // Taken by a write under way, which decides again when it ends. A write queued behind this one took it
+      // already: a batch starts in the same run of reactions as the write before it ends, before this turn.
+      if (this.#hold !== hold) return
       this.#hold = undefined
       this.#tail = this.#tail.then(hold.release)
     })
@@ -329,7 +331,9 @@ export class FileStore implements ResumptionStore {
 
   /** Waits `ms`; rejects with the signal's reason when it aborts. */
   async #pause(ms: number): Promise<void> {
+    // Stryker disable next-line BlockStatement: a pause that resolved on the abort is followed by the lock's own check of the signal, which throws its reason as well
     await sleep(ms, undefined, {signal: this.#signal}).catch((error: unknown) => {
+      // Stryker disable next-line OptionalChaining: only an abort of the signal rejects the sleep, so there is one
       this.#signal?.throwIfAborted()
       throw error
     })

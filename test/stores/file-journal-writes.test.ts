@@ -1,0 +1,172 @@
+/**
+ * FileStore's journal, seen from its files: when a write is appended as a line and when the journal is folded into
+ * the file, what a write reads again, and what is reported on the way. node:fs/promises is wrapped to record the
+ * whole-file reads and node:fs to make the removal of a folded journal fail; the calls themselves are the real ones.
+ */
+import {existsSync, statSync, truncateSync, unlinkSync, writeFileSync} from 'node:fs'
+import {mkdtemp, readFile, rm} from 'node:fs/promises'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, test, vi} from 'vitest'
+import {FileStore} from '../../src/node.ts'
+
+/** `reads`: the reads of the store's file and journal (not its lock): whole, or of the lines appended since. */
+const io = vi.hoisted(() => ({reads: [] as string[], journalUnlinkError: undefined as Error | undefined}))
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs/promises')>()
+  return {
+    ...actual,
+    readFile: (...args: Parameters<typeof actual.readFile>) => {
+      const path = args[0] as string
+      if (!path.endsWith('.lock')) io.reads.push(path)
+      return actual.readFile(...args)
+    },
+    open: async (...args: Parameters<typeof actual.open>) => {
+      const handle = await actual.open(...args)
+      const read = handle.read.bind(handle) as (...readArgs: unknown[]) => unknown
+      handle.read = ((...readArgs: unknown[]) => {
+        io.reads.push(`${String(args[0])}, appended lines`)
+        return read(...readArgs)
+      }) as typeof handle.read
+      return handle
+    },
+  }
+})
+vi.mock('node:fs', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs')>()
+  return {
+    ...actual,
+    unlinkSync: (...args: Parameters<typeof actual.unlinkSync>) => {
+      if (io.journalUnlinkError !== undefined && String(args[0]).endsWith('.journal')) throw io.journalUnlinkError
+      actual.unlinkSync(...args)
+    },
+  }
+})
+
+let dir = ''
+let file = ''
+let journal = ''
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'file-journal-'))
+  file = join(dir, 'store.json')
+  journal = `${file}.journal`
+  io.reads = []
+  io.journalUnlinkError = undefined
+})
+
+afterEach(async () => {
+  await rm(dir, {recursive: true, force: true})
+})
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+const journalLines = async (): Promise<string[]> => (await readFile(journal, 'utf8')).split('\n').slice(0, -1)
+
+describe('FileStore: the journal, write by write', () => {
+  test.each([
+    [65_536, 'appended: the journal is then exactly 64 KiB'],
+    [65_537, 'folded into the file: the journal would outgrow 64 KiB'],
+  ])('a write whose line is %i bytes, to a journal that is empty, is %s', async (lineBytes, outcome) => {
+    const store = new FileStore(file)
+    // The first write makes the file (folded: there is none); the file stays below 64 KiB.
+    await store.set('s', 1)
+    // `[["k","…"]]` and its newline: 11 bytes besides the value.
+    await store.set('k', 'x'.repeat(lineBytes - 11))
+    if (outcome.startsWith('appended')) expect(statSync(journal).size).toBe(65_536)
+    else expect(existsSync(journal)).toBe(false)
+    expect(await new FileStore(file).get('k')).toHaveLength(lineBytes - 11)
+  })
+
+  test('is created readable by its owner only (it holds session IDs, like the file)', async () => {
+    const store = new FileStore(file)
+    await store.set('a', 1)
+    await store.set('b', 2)
+    expect(statSync(journal).mode & 0o777).toBe(0o600)
+  })
+
+  test('after a fold into a file larger than 64 KiB, the journal may grow to the size of the file before the next fold', async () => {
+    const store = new FileStore(file)
+    await store.set('large', 'x'.repeat(100_000))
+    await store.set('k', 'y'.repeat(70_000))
+    expect(statSync(journal).size).toBeGreaterThan(70_000)
+  })
+
+  test('a store that finds a journal appends to it, and then reads only what was appended since: nothing, when nobody else wrote', async () => {
+    const first = new FileStore(file)
+    await first.set('a', 1)
+    await first.set('b', 'a longer line')
+    const errors: Error[] = []
+    const second = new FileStore(file, {onError: (error) => errors.push(error)})
+    await second.set('c', 3)
+    expect(await journalLines()).toEqual(['[["b","a longer line"]]', '[["c",3]]'])
+    await nextTurn()
+    io.reads = []
+    await second.set('d', 4)
+    await nextTurn()
+    await second.set('e', 5)
+    expect(io.reads).toEqual([])
+    expect(await journalLines()).toEqual(['[["b","a longer line"]]', '[["c",3]]', '[["d",4]]', '[["e",5]]'])
+    expect(await new FileStore(file).list('')).toEqual(['a', 'b', 'c', 'd', 'e'])
+    expect(errors).toEqual([])
+  })
+
+  test('after folding the journal into the file, the next write under a new lock reads neither again', async () => {
+    const store = new FileStore(file)
+    await store.set('a', 1)
+    await store.set('b', 2)
+    await store.set('large', 'x'.repeat(70_000))
+    expect(existsSync(journal)).toBe(false)
+    await nextTurn()
+    io.reads = []
+    await store.set('c', 3)
+    expect(io.reads).toEqual([])
+    expect(await journalLines()).toEqual(['[["c",3]]'])
+  })
+
+  test.each([
+    ['removed', () => unlinkSync(journal)],
+    ['cut short', () => truncateSync(journal, 4)],
+  ])('a journal %s by someone else is noticed: the next write reads the file again whole', async (_, change) => {
+    const store = new FileStore(file)
+    await store.set('a', 1)
+    await store.set('b', 2)
+    await nextTurn()
+    change()
+    io.reads = []
+    await store.set('c', 3)
+    expect(io.reads).toContain(file)
+    expect(await new FileStore(file).list('')).toEqual(['a', 'c'])
+  })
+
+  test('a fold whose journal cannot be removed fails the write with that error', async () => {
+    io.journalUnlinkError = Object.assign(new Error('EBUSY: resource busy, unlink'), {code: 'EBUSY'})
+    await expect(new FileStore(file).set('a', 1)).rejects.toMatchObject({code: 'EBUSY'})
+  })
+})
+
+describe('FileStore: what the journal and the file are reported for', () => {
+  test('a file that is not JSON: reported on a read as read as empty, on a write as replaced, each with the parse error as cause', async () => {
+    writeFileSync(file, '{"a": 1')
+    const errors: Error[] = []
+    const store = new FileStore(file, {onError: (error) => errors.push(error)})
+    await store.get('a')
+    await store.set('b', 2)
+    expect(errors.map((error) => [error.message, error.cause instanceof SyntaxError])).toEqual([
+      [`FileStore: ${file} is not valid JSON; it is read as empty until the next write replaces it`, true],
+      [`FileStore: ${file} is not valid JSON; it is being replaced`, true],
+    ])
+  })
+
+  test.each([
+    ['a change of three items', '[["k",1,2]]'],
+    ['a change without its key', '[[]]'],
+    ['a key that is no string', '[[5,1]]'],
+    ['an object', '{"k":1}'],
+  ])('a journal line of %s is reported and skipped', async (_, line) => {
+    await new FileStore(file).set('a', 1)
+    writeFileSync(journal, `${line}\n[["b",2]]\n`)
+    const errors: Error[] = []
+    expect(await new FileStore(file, {onError: (error) => errors.push(error)}).list('')).toEqual(['a', 'b'])
+    expect(errors.map((error) => error.message)).toEqual([`FileStore: ${journal} holds a line that is not a list of changes; it is skipped`])
+  })
+})
