@@ -9,7 +9,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore, ResumableHTTPClientTransport, type JournaledCall, type JsonRpcId, type JsonValue, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
-import {dieMidCall, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, dieMidCall, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {frame, sse} from '../fixtures/wire.ts'
 
@@ -55,7 +55,7 @@ async function open(options: ResumableHTTPClientTransportOptions = {}): Promise<
   return {transport, events, received, errors}
 }
 
-const call = (id: JsonRpcId, params: Record<string, unknown> = {name: 'echo', arguments: {}}): JSONRPCMessage => ({jsonrpc: '2.0', id, method: 'tools/call', params}) as JSONRPCMessage
+const call = (id: JsonRpcId, params: Record<string, unknown> = {name: 'echo', arguments: {}}): JSONRPCMessage => ({jsonrpc: '2.0', id, method: 'tools/call', params})
 const changes = (events: TransportEvent[]): JournaledCall[] => eventsOf(events, 'call-changed').map((event) => event.call)
 
 /** The stored record of each journaled call, by call ID. */
@@ -70,8 +70,8 @@ describe('the call journal, message by message', () => {
   it('journals only a tools/call request: a tools/call notification and other requests are not journaled', async () => {
     serve(({id}) => json(toolResult(id)))
     const {transport, events, received} = await open()
-    await transport.send({jsonrpc: '2.0', method: 'tools/call', params: {name: 'echo'}} as JSONRPCMessage)
-    await transport.send({jsonrpc: '2.0', id: 'list', method: 'tools/list', params: {}} as JSONRPCMessage)
+    await transport.send({jsonrpc: '2.0', method: 'tools/call', params: {name: 'echo'}})
+    await transport.send({jsonrpc: '2.0', id: 'list', method: 'tools/list', params: {}})
     await until(() => received.length === 1)
     expect(changes(events)).toEqual([])
     await transport.close()
@@ -216,7 +216,7 @@ describe('the call journal: answers, tasks and rounds', () => {
  * and answers a call that brings them; on SSE after a progress notification of the call's token, when it has one,
  * and one of the token `late` (a token of an earlier leg, sent late).
  */
-function askOnce(state: string | null = 'rs', late?: string): void {
+function askOnce(state: unknown = 'rs', late?: string): void {
   serve(({id, params}) => {
     const token = (params['_meta'] as {progressToken?: unknown} | undefined)?.progressToken
     const answer = params['inputResponses'] === undefined ? {jsonrpc: '2.0', id, result: {resultType: 'input_required', inputRequests: {ok: {method: 'elicitation/create'}}, ...(state === null ? {} : {requestState: state})}} : toolResult(id)
@@ -245,25 +245,14 @@ describe('the call journal: input_required rounds', () => {
     await transport.close()
   })
 
-  it('continues a round that named no state with the answers alone, whatever a requestState that is no string says', async () => {
-    askOnce(null)
-    const {transport, events, received} = await open()
-    await transport.send(call(1, {name: 'deploy'}))
-    await until(() => received.length === 1)
-    expect(transport.calls.list()).toEqual([expect.objectContaining({state: 'input-required', resume: {}})])
-    await transport.send(call(2, {name: 'deploy', requestState: 5, inputResponses: {ok: {action: 'accept'}}}))
-    await until(() => received.length === 2)
-    expect(new Set(changes(events).map((c) => c.callId)).size).toBe(1)
-    await transport.close()
-  })
-
   it.each([
-    ['another tool', {name: 'other', arguments: {env: 'prod'}, requestState: 'rs', inputResponses: {}}],
-    ['other arguments', {name: 'deploy', arguments: {env: 'dev'}, requestState: 'rs', inputResponses: {}}],
-    ['another requestState', {name: 'deploy', arguments: {env: 'prod'}, requestState: 'rs2', inputResponses: {}}],
-    ['neither requestState nor answers', {name: 'deploy', arguments: {env: 'prod'}}],
-  ])('a tools/call of %s is a call of its own, and the round waits on', async (_what, params) => {
-    askOnce()
+    ['another tool', 'rs', {name: 'other', arguments: {env: 'prod'}, requestState: 'rs', inputResponses: {}}],
+    ['other arguments', 'rs', {name: 'deploy', arguments: {env: 'dev'}, requestState: 'rs', inputResponses: {}}],
+    ['another requestState', 'rs', {name: 'deploy', arguments: {env: 'prod'}, requestState: 'rs2', inputResponses: {}}],
+    ['neither requestState nor answers', 'rs', {name: 'deploy', arguments: {env: 'prod'}}],
+    ['neither requestState nor answers, though the round named no state', null, {name: 'deploy', arguments: {env: 'prod'}}],
+  ])('a tools/call of %s is a call of its own, and the round waits on', async (_what, state, params) => {
+    askOnce(state)
     const {transport, events, received} = await open()
     await transport.send(call(1, {name: 'deploy', arguments: {env: 'prod'}}))
     await until(() => received.length === 1)
@@ -272,6 +261,55 @@ describe('the call journal: input_required rounds', () => {
     await until(() => received.length === 2)
     expect(transport.calls.list()[0]).toMatchObject({callId: round!.callId, state: 'input-required', clientId: 1})
     expect(new Set(changes(events).map((c) => c.callId)).size).toBe(2)
+    await transport.close()
+  })
+
+  it.each([
+    ['its requestState alone', 'rs', {requestState: 'rs'}, {requestState: 'rs'}],
+    ['its answers alone, when it named no state', null, {inputResponses: {ok: {}}}, {}],
+    ['its answers, when it named a state that is no string', 5, {inputResponses: {ok: {}}}, {}],
+  ])('a tools/call with %s continues the round', async (_what, state, params, resume) => {
+    askOnce(state)
+    const {transport, events, received} = await open()
+    await transport.send(call(1, {name: 'deploy'}))
+    await until(() => received.length === 1)
+    expect(transport.calls.list()).toEqual([expect.objectContaining({state: 'input-required', resume})])
+    await transport.send(call(2, {name: 'deploy', ...params}))
+    await until(() => received.length === 2)
+    expect(new Set(changes(events).map((c) => c.callId)).size).toBe(1)
+    expect(changes(events).map((c) => c.clientId)).toContain(2)
+    await transport.close()
+  })
+
+  it('keeps a round over close() and start() again: listed as it was, its record still stored', async () => {
+    const store = new MemoryStore()
+    askOnce()
+    const {transport, received} = await open({store})
+    await transport.send(call(1, {name: 'deploy'}))
+    await until(() => received.length === 1)
+    const [round] = transport.calls.list()
+    await transport.close()
+    await transport.start()
+    await transport.close()
+    expect(transport.calls.list()).toEqual([round])
+    expect([...(await records(store)).keys()]).toEqual([round!.callId])
+  })
+
+  it("does not take an answer to a round's earlier leg for the call's answer", async () => {
+    serve(({id, params}) =>
+      params['inputResponses'] === undefined ? json({jsonrpc: '2.0', id, result: {resultType: 'input_required', requestState: 'rs'}}) : sse([frame(undefined, toolResult(0, 'stale')), frame(undefined, toolResult(id))]),
+    )
+    const {transport, events, received} = await open()
+    await transport.send(call(1, {name: 'deploy'}))
+    await until(() => received.length === 1)
+    await transport.send(call(2, {name: 'deploy', requestState: 'rs', inputResponses: {}}))
+    await until(() => changes(events).at(-1)?.state === 'delivered')
+    expect(changes(events).map((c) => [c.state, c.wireId])).toEqual([
+      ['sent', 0],
+      ['input-required', 0],
+      ['sent', 1],
+      ['delivered', 1],
+    ])
     await transport.close()
   })
 
@@ -458,5 +496,127 @@ describe('the call journal: calls the transport settles', () => {
     await transport.close()
     expect(transport.calls.list()).toEqual([expect.objectContaining({state: 'sent'})])
     expect([...(await records(store)).values()]).toEqual([expect.objectContaining({state: 'sent'})])
+  })
+})
+
+describe('the call journal: cancellations', () => {
+  const cancel = (requestId: JsonRpcId): JSONRPCMessage => ({jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId}})
+
+  it('lets a call go when the Client cancels it, and nothing else: a cancelled request it does not journal, a round already answered', async () => {
+    askOnce()
+    let listed = false
+    network.use(
+      http.post(url, async ({request}) => {
+        if (((await request.clone().json()) as {method?: string}).method !== 'tools/list') return undefined
+        listed = true
+        return sse([], 'open')
+      }),
+    )
+    const {transport, events, received} = await open()
+    // No session: wire IDs count from 0, as these client IDs do.
+    await transport.send(call(0, {name: 'deploy'}))
+    await until(() => received.length === 1)
+    const [round] = transport.calls.list()
+    await transport.send(cancel(0))
+    void transport.send({jsonrpc: '2.0', id: 1, method: 'tools/list', params: {}}).catch(() => {})
+    await until(() => listed)
+    await transport.send(cancel(1))
+    network.use(http.post(url, () => sse([], 'open')))
+    void transport.send(call(2, {name: 'slow'})).catch(() => {})
+    await until(() => transport.calls.list().length === 2)
+    await transport.send(cancel(2))
+    await until(() => changes(events).at(-1)?.state === 'delivered')
+    expect(transport.calls.list()).toEqual([round])
+    await transport.close()
+  })
+
+  it("keeps a previous process's call when this Client cancels a request of the same wire ID", async () => {
+    useMock()
+    const store = new MemoryStore()
+    const before = await dieMidCall(store, 2, {callJournal: true})
+    const [inherited] = before.transport.calls.list()
+    const {transport, events} = await open({store})
+    await transport.send(cancel(inherited!.wireId))
+    const settled = await transport.calls.wait(inherited!.callId, AbortSignal.timeout(3000))
+    expect(settled.state).not.toBe('delivered')
+    expect(changes(events).map((c) => c.state)).not.toContain('delivered')
+    await transport.close()
+  })
+})
+
+describe("the call journal: a previous process's call on its resumed stream", () => {
+  it('records the error its resumed stream brings as its outcome: failed, with the error', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const before = await dieMidCall(store, 2, {callJournal: true})
+    const [call] = before.transport.calls.list()
+    const error = {code: -32000, message: 'boom'}
+    interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e1', {jsonrpc: '2.0', id: call!.wireId, error})])))
+    const {transport} = await open({store})
+    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'failed', error})
+    await transport.close()
+  })
+
+  it('takes its answer on the resumed stream, and nothing else settles it: a standalone stream not offered, a settled call of the same session', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const before = await dieMidCall(store, 2, {callJournal: true})
+    const [call] = before.transport.calls.list()
+    const sessionId = ((await store.get(`${namespace}#call:${call!.callId}`)) as {sessionId: string}).sessionId
+    await store.set(`${namespace}#call:old`, stored('old', {sessionId, wireId: 987_654}))
+    interceptGets(mock, (get) => (get.lastEventId === undefined ? new Response(null, {status: 405}) : undefined))
+    const {transport, events} = await open({store})
+    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'completed'})
+    expect(eventsOf(events, 'stream-closed')).toContainEqual(expect.objectContaining({stream: 'standalone', reason: 'not-offered'}))
+    // Its progress comes as it ran on: 'sent' until its answer, never outcome-unknown.
+    expect(new Set(changes(events).filter((c) => c.callId === call!.callId).map((c) => c.state))).toEqual(new Set(['sent', 'completed']))
+    await transport.close()
+  })
+
+  it('when its session expires, leaves a settled call of that session as it was', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const before = await dieMidCall(store, 2, {callJournal: true})
+    const [call] = before.transport.calls.list()
+    const sessionId = ((await store.get(`${namespace}#call:${call!.callId}`)) as {sessionId: string}).sessionId
+    await store.set(`${namespace}#call:old`, stored('old', {sessionId, wireId: 987_654}))
+    interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status: 404})))
+    const {transport} = await open({store})
+    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'outcome-unknown', reason: 'its session expired'})
+    expect(transport.calls.list().find((c) => c.callId === 'old')).toMatchObject({state: 'completed'})
+    await transport.close()
+  })
+})
+
+describe('the call journal: calls the transport settles for the Client', () => {
+  it('lets go only the call it settled: not a round of the same client ID, not another call in flight', async () => {
+    askOnce()
+    const {transport, events, received} = await open()
+    await transport.send(call(1, {name: 'deploy'}))
+    await until(() => received.length === 1)
+    network.use(http.post(url, () => sse([], 'open')))
+    void transport.send(call(3, {name: 'slow'})).catch(() => {})
+    await until(() => transport.calls.list().length === 2)
+    network.use(http.post(url, () => sse([], 'error')))
+    await transport.send(call(1, {name: 'broken'}))
+    await until(() => eventsOf(events, 'request-settled').length === 1 && changes(events).at(-1)?.state === 'delivered')
+    expect(transport.calls.list().map((c) => [c.clientId, c.state])).toEqual([
+      [1, 'input-required'],
+      [3, 'sent'],
+    ])
+    expect(changes(events).at(-1)).toMatchObject({name: 'broken'})
+    await transport.close()
+  })
+
+  it("lets a call of this process go when the server ends its resumed stream: the transport settled it", async () => {
+    const mock = useMock()
+    network.use(http.post(url, async ({request}) => (((await request.clone().json()) as {method?: string}).method === 'tools/call' ? sse([frame('p1')], 'error') : undefined)))
+    interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status: 204})))
+    const {client, transport, events} = await connect({callJournal: true})
+    await expect(client.callTool({name: 'echo'})).rejects.toThrow()
+    await until(() => changes(events).length === 2)
+    expect(changes(events).map((c) => c.state)).toEqual(['sent', 'delivered'])
+    expect(transport.calls.list()).toEqual([])
+    await client.close()
   })
 })
