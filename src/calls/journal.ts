@@ -2,7 +2,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
 import {abortedError} from '../errors.ts'
 import type {TransportEvent} from '../events.ts'
-import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf} from '../jsonrpc.ts'
+import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf, type JsonRpcId} from '../jsonrpc.ts'
 import type {Limits} from '../limits.ts'
 import type {SessionRecords} from '../persistence/records.ts'
 import type {JsonValue} from '../persistence/store.ts'
@@ -53,8 +53,9 @@ export class CallJournal {
   readonly #host: JournalHost
   /** By call ID, oldest first. */
   readonly #entries = new Map<string, Entry>()
-  readonly #byWire = new Map<number, string>()
-  readonly #byToken = new Map<string | number, string>()
+  /** Each call by the wire ID of its latest leg, and by its progress token: only calls the journal holds. */
+  readonly #byWire = new Map<JsonRpcId, Entry>()
+  readonly #byToken = new Map<unknown, Entry>()
   /**
    * What the store should hold of each call now, read when its write starts (a write queued behind another then
    * stores the latest, a removal included), with the characters of its JSON; their sum is bounded by `limits.callBytes`.
@@ -114,8 +115,8 @@ export class CallJournal {
     const cancelled = cancelledRequestIdOf(message)
     if (cancelled !== undefined) {
       // Named by its wire ID by now (src/post.ts renames a cancellation before it goes).
-      const entry = typeof cancelled === 'number' ? this.#entries.get(this.#byWire.get(cancelled) ?? '') : undefined
-      return entry === undefined || entry.inherited || entry.state !== 'sent' || entry.wireId !== cancelled ? undefined : this.#deliver(entry)
+      const entry = this.#byWire.get(cancelled)
+      return entry === undefined || entry.inherited || entry.state !== 'sent' ? undefined : this.#deliver(entry)
     }
     if (methodOf(message) !== journaled || wireId === undefined) return undefined
     const clientId = requestIdOf(message)!
@@ -133,8 +134,8 @@ export class CallJournal {
       // The round's next leg: the same call, its answers stored before they go (a restart must not ask again).
       this.#byWire.delete(leg.wireId)
       if (leg.progressToken !== undefined) this.#byToken.delete(leg.progressToken)
-      this.#byWire.set(wireId, leg.callId)
-      if (progressToken !== undefined) this.#byToken.set(progressToken, leg.callId)
+      this.#byWire.set(wireId, leg)
+      if (progressToken !== undefined) this.#byToken.set(progressToken, leg)
       return this.#durable(this.#update(leg, {...changes, resume: {requestState, inputResponses}}))
     }
     const envelope = Object.fromEntries(envelopeKeys.filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]!]))
@@ -168,16 +169,15 @@ export class CallJournal {
     const responseId = responseIdOf(message)
     if (responseId === undefined) {
       const params = (message as {params?: JsonObject}).params
-      const token = params?.['progressToken']
-      const entry = methodOf(message) === 'notifications/progress' && (typeof token === 'string' || typeof token === 'number') ? this.#entries.get(this.#byToken.get(token) ?? '') : undefined
+      const entry = methodOf(message) === 'notifications/progress' ? this.#byToken.get(params?.['progressToken']) : undefined
       if (entry !== undefined && typeof params?.['progress'] === 'number') {
         const {progress, total, message: text} = params as {progress: number; total?: number; message?: string}
         this.#host.track(this.#update(entry, {progress: {progress, total, message: text}}))
       }
       return undefined
     }
-    const entry = typeof responseId === 'number' ? this.#entries.get(this.#byWire.get(responseId) ?? '') : undefined
-    if (entry === undefined || entry.wireId !== responseId) return undefined
+    const entry = this.#byWire.get(responseId)
+    if (entry === undefined) return undefined
     if ('error' in message) return entry.inherited ? this.#update(entry, {state: 'failed', error: message.error as unknown as JsonValue}) : this.#deliver(entry)
     const result = (message as {result: JsonObject}).result
     if (result['resultType'] === 'task' && typeof result['taskId'] === 'string') {
@@ -194,9 +194,9 @@ export class CallJournal {
 
   /** Sending wire request `wireId` failed, and the Client hears it from `send()`: its call's record goes. */
   rejected(wireId: number): void {
-    const entry = this.#entries.get(this.#byWire.get(wireId) ?? '')
+    const entry = this.#byWire.get(wireId)
     // Failed by `close()`: the call may go on without this process, and the next one learns how it ended.
-    if (entry !== undefined && !entry.inherited && entry.wireId === wireId && this.#lifetime?.aborted !== true) this.#host.track(this.#deliver(entry))
+    if (entry !== undefined && !entry.inherited && this.#lifetime?.aborted !== true) this.#host.track(this.#deliver(entry))
   }
 
   /** Events that settle journaled calls: the Client's settled by the transport, a previous process's stream that ended. */
@@ -207,7 +207,8 @@ export class CallJournal {
       if (entry !== undefined) this.#host.track(this.#deliver(entry))
     } else if ((event.type === 'stream-closed' && event.reason !== 'completed') || event.type === 'session-expired') {
       for (const entry of this.#entries.values()) {
-        if (!entry.inherited || entry.state !== 'sent' || entry.era !== 'legacy') continue
+        // Only legacy calls: a previous process's 2026-07-28 call was settled when it loaded.
+        if (!entry.inherited || entry.state !== 'sent') continue
         if (event.type === 'stream-closed' ? entry.wireId === event.requestId : entry.sessionId === event.sessionId) {
           this.#host.track(this.#update(entry, {state: 'outcome-unknown', reason: event.type === 'stream-closed' ? `its stream ended (${event.reason})` : 'its session expired'}))
         }
@@ -234,8 +235,8 @@ export class CallJournal {
 
   #index(entry: Entry): void {
     this.#entries.set(entry.callId, entry)
-    this.#byWire.set(entry.wireId, entry.callId)
-    if (entry.progressToken !== undefined) this.#byToken.set(entry.progressToken, entry.callId)
+    this.#byWire.set(entry.wireId, entry)
+    if (entry.progressToken !== undefined) this.#byToken.set(entry.progressToken, entry)
   }
 
   /** Applies `changes`, tells the app, and stores the record (within the limits); resolves once stored. */
@@ -281,8 +282,8 @@ export class CallJournal {
 
   #remove(entry: Entry, last: JournaledCall): Promise<void> {
     this.#entries.delete(entry.callId)
-    if (this.#byWire.get(entry.wireId) === entry.callId) this.#byWire.delete(entry.wireId)
-    if (entry.progressToken !== undefined && this.#byToken.get(entry.progressToken) === entry.callId) this.#byToken.delete(entry.progressToken)
+    if (this.#byWire.get(entry.wireId) === entry) this.#byWire.delete(entry.wireId)
+    if (this.#byToken.get(entry.progressToken) === entry) this.#byToken.delete(entry.progressToken)
     this.#totalChars -= this.#stored.get(entry.callId)?.chars ?? 0
     this.#stored.delete(entry.callId)
     this.#pollers.get(entry.callId)?.abort()

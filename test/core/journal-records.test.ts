@@ -8,7 +8,7 @@ import {getEventListeners} from 'node:events'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {MemoryStore, ResumableHTTPClientTransport, type JournaledCall, type JsonRpcId, type JsonValue, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
+import {digestArguments, MemoryStore, ResumableHTTPClientTransport, type JournaledCall, type JsonRpcId, type JsonValue, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
 import {connect, dieMidCall, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {frame, sse} from '../fixtures/wire.ts'
@@ -618,5 +618,24 @@ describe('the call journal: calls the transport settles for the Client', () => {
     expect(changes(events).map((c) => c.state)).toEqual(['sent', 'delivered'])
     expect(transport.calls.list()).toEqual([])
     await client.close()
+  })
+})
+
+describe('the call journal: a record stored under the empty call ID', () => {
+  it('takes no progress, answer, cancellation or failure of another request for that call', async () => {
+    const store = await storeOf(stored('', {state: 'outcome-unknown', argumentsDigest: digestArguments({}), resume: {requestState: 'rs'}, wireId: 9}))
+    const {transport, events, received} = await open({store})
+    // Continued by this process: no longer a previous process's call.
+    serve(({id, method}) => (method === 'tools/call' ? sse([], 'open') : method === 'tools/list' ? sse([frame(undefined, progress('other')), frame(undefined, {jsonrpc: '2.0', id, result: {tools: []}})]) : new Response(null, {status: 500})))
+    void transport.send(call(5, {name: 'echo', arguments: {}, requestState: 'rs', inputResponses: {}})).catch(() => {})
+    await until(() => transport.calls.list()[0]?.state === 'sent')
+    await transport.send({jsonrpc: '2.0', id: 6, method: 'tools/list', params: {}})
+    await transport.send({jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: 77}})
+    await transport.send({jsonrpc: '2.0', id: 8, method: 'prompts/list', params: {}}).catch(() => {})
+    await until(() => received.length >= 2)
+    expect(transport.calls.list()).toEqual([expect.objectContaining({callId: '', state: 'sent', clientId: 5})])
+    expect(transport.calls.list()[0]).not.toHaveProperty('progress')
+    expect(changes(events).map((c) => c.state)).toEqual(['outcome-unknown', 'sent'])
+    await transport.close()
   })
 })
