@@ -297,7 +297,7 @@ describe('the call journal: input_required rounds', () => {
 
   it("does not take an answer to a round's earlier leg for the call's answer", async () => {
     serve(({id, params}) =>
-      params['inputResponses'] === undefined ? json({jsonrpc: '2.0', id, result: {resultType: 'input_required', requestState: 'rs'}}) : sse([frame(undefined, toolResult(0, 'stale')), frame(undefined, toolResult(id))]),
+      params['inputResponses'] === undefined ? json({jsonrpc: '2.0', id, result: {resultType: 'input_required', requestState: 'rs'}}) : sse([frame(undefined, {jsonrpc: '2.0', id: 0, result: {resultType: 'input_required', requestState: 'stale'}}), frame(undefined, toolResult(id))]),
     )
     const {transport, events, received} = await open()
     await transport.send(call(1, {name: 'deploy'}))
@@ -398,7 +398,8 @@ describe("the call journal: a previous process's calls", () => {
     const settled = chars({...second, state: 'outcome-unknown', reason: noStream})
     for (const callBytes of [chars(first) + settled, chars(first) + settled - 1]) {
       const store = await storeOf(first, second)
-      const {transport, events} = await open({store, limits: {callBytes}})
+      // As many calls as maxCalls allows: the limit passed is callBytes.
+      const {transport, events} = await open({store, limits: {callBytes, maxCalls: 2}})
       await transport.close()
       const evicted = callBytes < chars(first) + settled
       expect(eventsOf(events, 'limit-exceeded')).toEqual(evicted ? [{type: 'limit-exceeded', limit: 'callBytes', size: chars(first) + settled, max: callBytes, stream: undefined, requestId: 1}] : [])
@@ -637,5 +638,114 @@ describe('the call journal: a record stored under the empty call ID', () => {
     expect(transport.calls.list()[0]).not.toHaveProperty('progress')
     expect(changes(events).map((c) => c.state)).toEqual(['outcome-unknown', 'sent'])
     await transport.close()
+  })
+})
+
+describe("the call journal: a round a previous process left", () => {
+  it.each([
+    ['outcome-unknown', true],
+    ['failed', true],
+    ['input-required', true],
+    ['task', false],
+    ['completed', false],
+  ] as const)('a leg that echoes the state of a stored round in the %s state continues it: %s', async (state, continued) => {
+    serve(({method}) => (method === 'tools/call' ? sse([], 'open') : json({})))
+    const round = stored('call-2', {state, name: 'deploy', argumentsDigest: digestArguments({}), resume: {requestState: 'rs'}, task: {taskId: 't2', status: 'working', pollIntervalMs: 60_000}})
+    const store = await storeOf(stored('call-1', {name: 'deploy', argumentsDigest: digestArguments({})}), round)
+    const {transport} = await open({store})
+    void transport.send(call(5, {name: 'deploy', arguments: {}, requestState: 'rs', inputResponses: {}})).catch(() => {})
+    await until(() => transport.calls.list().some((c) => c.state === 'sent'))
+    const sent = transport.calls.list().filter((c) => c.state === 'sent')
+    expect(sent).toEqual([expect.objectContaining({clientId: 5, inherited: false})])
+    expect(sent[0]!.callId === 'call-2').toBe(continued)
+    await transport.close()
+  })
+
+  it('a leg that echoes the state of a leg still in flight is a call of its own', async () => {
+    askOnce()
+    network.use(http.post(url, async ({request}) => (((await request.clone().json()) as {params?: {inputResponses?: unknown}}).params?.inputResponses === undefined ? undefined : sse([], 'open'))))
+    const {transport, received} = await open()
+    await transport.send(call(1, {name: 'deploy'}))
+    await until(() => received.length === 1)
+    void transport.send(call(2, {name: 'deploy', requestState: 'rs', inputResponses: {}})).catch(() => {})
+    await until(() => transport.calls.list()[0]?.state === 'sent')
+    void transport.send(call(3, {name: 'deploy', requestState: 'rs', inputResponses: {}})).catch(() => {})
+    await until(() => transport.calls.list().length === 2)
+    expect(transport.calls.list().map((c) => [c.clientId, c.state])).toEqual([
+      [2, 'sent'],
+      [3, 'sent'],
+    ])
+    await transport.close()
+  })
+
+  it('no longer counts a forgotten call in callBytes', async () => {
+    serve(() => sse([], 'open'))
+    const first = stored('call-1', {result: {content: [{type: 'text', text: 'x'.repeat(600)}]}})
+    const second = stored('call-2')
+    const store = await storeOf(first, second)
+    const {transport, events} = await open({store, limits: {callBytes: chars(first) + chars(second)}})
+    await transport.calls.forget('call-1')
+    void transport.send(call(1)).catch(() => {})
+    await until(() => transport.calls.list().length === 2)
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([])
+    await transport.close()
+  })
+})
+
+describe('the call journal: progress tokens shared or missing', () => {
+  it('a progress without a token changes no call, though no leg of the round had one', async () => {
+    serve(({id, params}) =>
+      params['inputResponses'] === undefined
+        ? json({jsonrpc: '2.0', id, result: {resultType: 'input_required', requestState: 'rs'}})
+        : sse([frame(undefined, {jsonrpc: '2.0', method: 'notifications/progress', params: {progress: 1}}), frame(undefined, toolResult(id))]),
+    )
+    const {transport, events, received} = await open()
+    await transport.send(call(1, {name: 'deploy'}))
+    await until(() => received.length === 1)
+    await transport.send(call(2, {name: 'deploy', requestState: 'rs', inputResponses: {}}))
+    await until(() => received.length === 3)
+    expect(changes(events).map((c) => c.progress)).toEqual([undefined, undefined, undefined, undefined])
+    await transport.close()
+  })
+
+  it('a progress without a token changes no call that has none', async () => {
+    serve(({id}) => sse([frame(undefined, {jsonrpc: '2.0', method: 'notifications/progress', params: {progress: 1}}), frame(undefined, toolResult(id))]))
+    const {transport, events, received} = await open()
+    await transport.send(call(1))
+    await until(() => received.length === 2)
+    expect(changes(events).map((c) => c.progress)).toEqual([undefined, undefined])
+    await transport.close()
+  })
+
+  it("two calls in flight under one progress token: when the first goes, the second's progress is still recorded", async () => {
+    const gates = [0, 1].map(() => {
+      let open = (): void => {}
+      return {opened: new Promise<void>((resolve) => (open = resolve)), open: () => open()}
+    })
+    serve(async ({id}) => {
+      await gates[id as number]!.opened
+      return id === 0 ? json(toolResult(id)) : sse([frame(undefined, progress('shared')), frame(undefined, toolResult(id))])
+    })
+    const {transport, events, received} = await open()
+    void transport.send(call(0, {name: 'a', _meta: {progressToken: 'shared'}})).catch(() => {})
+    void transport.send(call(1, {name: 'b', _meta: {progressToken: 'shared'}})).catch(() => {})
+    await until(() => transport.calls.list().length === 2)
+    gates[0]!.open()
+    await until(() => transport.calls.list().length === 1)
+    gates[1]!.open()
+    await until(() => received.length === 3)
+    expect(changes(events).filter((c) => c.name === 'b').map((c) => c.progress?.progress)).toEqual([undefined, 1, 1])
+    await transport.close()
+  })
+
+  it('keeps a call whose POST close() stopped: the next process lists it', async () => {
+    const store = new MemoryStore()
+    serve(() => new Promise<never>(() => {}))
+    const {transport} = await open({store})
+    const sending = transport.send(call(1)).catch(() => 'stopped')
+    await until(() => transport.calls.list().length === 1)
+    await transport.close()
+    await sending
+    expect([...(await records(store)).values()]).toEqual([expect.objectContaining({state: 'sent'})])
   })
 })
