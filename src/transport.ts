@@ -64,7 +64,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       metrics: this.#metrics,
       limits: this.#options.limits,
     })
-    this.#journal = new CallJournal({...this.#options, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task), report: (error) => this.report(error)})
+    this.#journal = new CallJournal({...this.#options, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task)})
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
     this.#postHost = {
