@@ -558,13 +558,19 @@ describe("the call journal: a previous process's call on its resumed stream", ()
     await transport.close()
   })
 
-  it('takes its answer on the resumed stream, and nothing else settles it: a standalone stream not offered, a settled call of the same session', async () => {
+  /** A previous process's call left mid-way, and a settled call of the same session beside it in the store. */
+  async function leftWithASettledCall() {
     const mock = useMock()
     const store = new MemoryStore()
     const before = await dieMidCall(store, 2, {callJournal: true})
     const [call] = before.transport.calls.list()
     const sessionId = ((await store.get(`${namespace}#call:${call!.callId}`)) as {sessionId: string}).sessionId
     await store.set(`${namespace}#call:old`, stored('old', {sessionId, wireId: 987_654}))
+    return {mock, store, call}
+  }
+
+  it('takes its answer on the resumed stream, and nothing else settles it: a standalone stream not offered, a settled call of the same session', async () => {
+    const {mock, store, call} = await leftWithASettledCall()
     interceptGets(mock, (get) => (get.lastEventId === undefined ? new Response(null, {status: 405}) : undefined))
     const {transport, events} = await open({store})
     await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'completed'})
@@ -575,12 +581,7 @@ describe("the call journal: a previous process's call on its resumed stream", ()
   })
 
   it('when its session expires, leaves a settled call of that session as it was', async () => {
-    const mock = useMock()
-    const store = new MemoryStore()
-    const before = await dieMidCall(store, 2, {callJournal: true})
-    const [call] = before.transport.calls.list()
-    const sessionId = ((await store.get(`${namespace}#call:${call!.callId}`)) as {sessionId: string}).sessionId
-    await store.set(`${namespace}#call:old`, stored('old', {sessionId, wireId: 987_654}))
+    const {mock, store, call} = await leftWithASettledCall()
     interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status: 404})))
     const {transport} = await open({store})
     await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'outcome-unknown', reason: 'its session expired'})
