@@ -6,7 +6,7 @@ import {ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
-import {realTurns} from '../fixtures/timing.ts'
+import {pendingTimers, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, frame, result, sse} from '../fixtures/wire.ts'
 
 afterEach(() => {
@@ -43,13 +43,10 @@ describe('close()', () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     try {
       const {transport} = await connect()
-      await realTurns(() => vi.getTimerCount() > 0)
-      // The cursor write put off for the priming event goes; what is left is the wait.
-      await vi.advanceTimersByTimeAsync(1000)
-      await realTurns(() => false, 50)
-      expect(vi.getTimerCount()).toBe(1)
+      await realTurns(() => pendingTimers(60_000) === 1)
+      expect(pendingTimers(60_000)).toBe(1)
       await transport.close()
-      expect(vi.getTimerCount()).toBe(0)
+      expect(pendingTimers(60_000)).toBe(0)
       expect(gets).toHaveLength(1)
     } finally {
       vi.useRealTimers()

@@ -6,7 +6,7 @@
 import {describe, expect, it, vi} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue, type ResumptionStore} from '../../src/index.ts'
 import {connect, eventsOf, until, url, useMock} from '../fixtures/harness.ts'
-import {realTurns} from '../fixtures/timing.ts'
+import {pendingTimers, realTurns} from '../fixtures/timing.ts'
 import {codeOf} from '../fixtures/wire.ts'
 
 const storeTimeoutMs = 100
@@ -190,12 +190,13 @@ describe('a store that fails after a while', () => {
         list: (prefix) => memory.list(prefix),
       }
       let connected = false
-      const connecting = connect({store}).then((harness) => ((connected = true), harness))
+      // A bound of its own, to tell its timer from any other.
+      const connecting = connect({store, storeTimeoutMs: 4_321}).then((harness) => ((connected = true), harness))
       await realTurns(() => connected)
       const {client, events} = await connecting
       expect(eventsOf(events, 'store-error')).toHaveLength(1)
       await client.close()
-      expect(vi.getTimerCount()).toBe(0)
+      expect(pendingTimers(4_321)).toBe(0)
     } finally {
       vi.useRealTimers()
     }
