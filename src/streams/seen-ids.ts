@@ -1,7 +1,11 @@
 /**
  * The event IDs a stream saw lately, to drop replayed duplicates: at least the last `capacity` IDs (and at least
  * `maxBytes / 2` characters of them), at most twice that, in two generations, the older dropped whole when the
- * newer fills. O(1) per event, allocating only while a young stream grows to `capacity`.
+ * newer fills. O(1) per event, allocating only while a young stream grows to `capacity` (and once, for the tables).
+ *
+ * Most servers number their events in order, and an ID that comes after every ID seen so far (longer, or as long
+ * and greater) is none of them: such an ID is only appended, without a look-up. The first ID out of that order
+ * builds the look-up tables from what is held (O(capacity), once), and from then on every ID is looked up.
  *
  * Why not a `Set`: this runs once per event, amid the garbage of parsing every event. A `Set` of fresh strings
  * costs several times its bare speed there (each insert into a long-lived table of young strings is work for the
@@ -16,8 +20,10 @@ export class SeenEventIds {
   /** IDs per generation: starts small, so that the many short streams of a busy session stay light. */
   #capacity = 0
   #mask = 0
-  /** Per generation: open addressing, at most a quarter full; 0 for empty, else 1 + the index of the ID in {@link #ids}. */
-  // Stryker disable next-line ArrayDeclaration: #resize in the constructor sets it
+  /**
+   * Per generation, made once {@link #indexed}: open addressing, at most a quarter full; 0 for empty, else 1 +
+   * the index of the ID in {@link #ids}.
+   */
   #tables: [Int32Array, Int32Array] = [new Int32Array(0), new Int32Array(0)]
   /** Generation `g` holds its IDs from `g * capacity` on, in arrival order. */
   #ids: string[] = []
@@ -27,6 +33,10 @@ export class SeenEventIds {
   readonly #counts: [number, number] = [0, 0]
   /** The characters of the current generation's IDs. */
   #bytes = 0
+  /** The last ID added while every one came after the one before: the greatest held. */
+  #highest = ''
+  /** An ID came out of order: the tables hold every ID held, and every ID is looked up. */
+  #indexed = false
   /** Called when a generation is dropped because of its weight, not its count. */
   onOverweight: (() => void) | undefined
 
@@ -38,10 +48,16 @@ export class SeenEventIds {
 
   /** Adds `id` unless it is remembered already; true when it was new. */
   addIfNew(id: string): boolean {
-    const hash = hashOf(id)
-    if (this.#find(this.#current ^ 1, hash, id) >= 0) return false
-    let slot = this.#find(this.#current, hash, id)
-    if (slot >= 0) return false
+    let hash = 0
+    let slot = 0
+    if (!this.#indexed && comesAfter(id, this.#highest)) this.#highest = id
+    else {
+      if (!this.#indexed) this.#index()
+      hash = hashOf(id)
+      if (this.#find(this.#current ^ 1, hash, id) >= 0) return false
+      slot = this.#find(this.#current, hash, id)
+      if (slot >= 0) return false
+    }
     const count = this.#counts[this.#current]
     // Stryker disable next-line ConditionalExpression: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
     if (slot === noRoom || count >= this.#capacity || this.#bytes >= this.#halfBytes) {
@@ -52,9 +68,10 @@ export class SeenEventIds {
         // Stryker disable next-line ConditionalExpression: as above
         this.#rotate(slot !== noRoom && count < this.#maxCapacity)
       }
-      slot = this.#find(this.#current, hash, id)
+      if (this.#indexed) slot = this.#find(this.#current, hash, id)
     }
-    this.#put(this.#current, -1 - slot, id)
+    const index = this.#append(id)
+    if (this.#indexed) this.#tables[this.#current][-1 - slot] = index + 1
     this.#bytes += id.length
     return true
   }
@@ -75,17 +92,18 @@ export class SeenEventIds {
     return noRoom
   }
 
-  #put(generation: 0 | 1, slot: number, id: string): void {
-    const index = generation * this.#capacity + this.#counts[generation]++
+  /** Adds `id` to the current generation; returns its index in {@link #ids}. */
+  #append(id: string): number {
+    const index = this.#current * this.#capacity + this.#counts[this.#current]++
     this.#ids[index] = id
-    this.#tables[generation][slot] = index + 1
+    return index
   }
 
   /** The older generation is forgotten and becomes the new, empty one; `overweight`: because of its weight. */
   #rotate(overweight: boolean): void {
     if (overweight) this.onOverweight?.()
     this.#current = this.#current === 0 ? 1 : 0
-    this.#tables[this.#current].fill(0)
+    if (this.#indexed) this.#tables[this.#current].fill(0)
     // Released for the garbage collector: a forgotten ID may be large.
     // Stryker disable next-line StringLiteral,ArithmeticOperator: it releases memory; a slot is read only through a table entry, which points only at IDs written since
     this.#ids.fill('', this.#current * this.#capacity, (this.#current + 1) * this.#capacity)
@@ -100,18 +118,40 @@ export class SeenEventIds {
     while (size < capacity * 4) size *= 2
     this.#capacity = capacity
     this.#mask = size - 1
-    this.#tables = [new Int32Array(size), new Int32Array(size)]
     // Stryker disable next-line StringLiteral: as in #rotate
     this.#ids = new Array<string>(capacity * 2).fill('')
     for (const generation of [0, 1] as const) {
       this.#counts[generation] = 0
-      for (const id of held[generation]!) {
+      for (const id of held[generation]!) this.#ids[generation * capacity + this.#counts[generation]++] = id
+    }
+    if (this.#indexed) this.#link()
+  }
+
+  /** From now on every ID is looked up: the tables are built from the IDs held. */
+  #index(): void {
+    this.#indexed = true
+    this.#link()
+  }
+
+  /** New tables, holding the IDs held. */
+  #link(): void {
+    this.#tables = [new Int32Array(this.#mask + 1), new Int32Array(this.#mask + 1)]
+    for (const generation of [0, 1] as const) {
+      const table = this.#tables[generation]
+      const first = generation * this.#capacity
+      for (let index = first; index < first + this.#counts[generation]; index++) {
+        const id = this.#ids[index]!
         const slot = this.#find(generation, hashOf(id), id)
         // Stryker disable next-line ConditionalExpression: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
-        if (slot !== noRoom) this.#put(generation, -1 - slot, id)
+        if (slot !== noRoom && slot < 0) table[-1 - slot] = index + 1
       }
     }
   }
+}
+
+/** `id` comes after `highest` when longer, or as long and greater: how IDs numbered in order follow each other. */
+function comesAfter(id: string, highest: string): boolean {
+  return id.length > highest.length || (id.length === highest.length && id > highest)
 }
 
 /** Slots looked at for one ID at most; a table at most a quarter full needs one or two. */

@@ -119,6 +119,38 @@ describe('SeenEventIds against its model', () => {
     )
   })
 
+  it('answers as the model does for IDs numbered in order, with replays and jumps back among them', () => {
+    // In order, an ID is only appended; the first out of order makes the look-up tables of what is held.
+    const step = fc.oneof(
+      {arbitrary: fc.integer({min: 1, max: 3}).map((by) => ({by})), weight: 8},
+      {arbitrary: fc.nat({max: 60}).map((back) => ({back})), weight: 1},
+    )
+    fc.assert(
+      fc.property(fc.integer({min: 1, max: 40}), fc.integer({min: 1, max: 600}), fc.constantFrom('', 'e', 'stream-7_'), fc.array(step, {maxLength: 300}), (capacity, maxBytes, prefix, steps) => {
+        const seen = new SeenEventIds(capacity, maxBytes)
+        const model = new ModelOfSeenIds(capacity, maxBytes)
+        let reports = 0
+        seen.onOverweight = () => reports++
+        let next = 0
+        for (const move of steps) {
+          const n = 'by' in move ? (next += move.by) : Math.max(0, next - move.back)
+          const id = `${prefix}${n}`
+          expect(seen.addIfNew(id)).toBe(model.addIfNew(id))
+        }
+        expect(reports).toBe(model.overweight)
+      }),
+      {numRuns: 300},
+    )
+  })
+
+  it('finds an ID held before the first one out of order, in either generation and after its tables grew', () => {
+    const seen = new SeenEventIds(64, Infinity)
+    for (let n = 1; n <= 100; n++) expect(seen.addIfNew(`${n}`)).toBe(true)
+    // '36' is in the older generation (1 to 64), '99' in the newer; '9' then '10' are in order by length.
+    expect(['99', '36', '101', '64', '65', '100', '9', '10'].map((id) => seen.addIfNew(id))).toEqual([false, false, true, false, false, false, false, false])
+    expect(seen.addIfNew('35x')).toBe(true)
+  })
+
   it('keeps what it held as its tables grow: 8, 16, 32 and 64 IDs to a generation, then a count rotation', () => {
     const seen = new SeenEventIds(64, Infinity)
     const ids = Array.from({length: 64}, (_, n) => `e${n}`)
