@@ -37,7 +37,10 @@ export class EventBatches {
   readonly #onAbort: () => void
   readonly #reading: Promise<void>
   readonly #parser: EventSourceParser
-  readonly #decoder = new TextDecoder()
+  /** The first bytes of a character that the last chunk cut in two, put before the next chunk. */
+  #split: Uint8Array | undefined
+  /** Nothing was decoded yet: a byte order mark may come first. */
+  #atStart = true
   /** What was read and not yet parsed. */
   #chunks: Uint8Array[] = []
   #chunksBytes = 0
@@ -95,7 +98,7 @@ export class EventBatches {
     while (fed < this.#chunks.length && this.#eventsWeight < batchWeight) {
       const chunk = this.#chunks[fed++]!
       this.#chunksBytes -= chunk.byteLength
-      this.#parser.feed(this.#decoder.decode(chunk, {stream: true}))
+      this.#parser.feed(this.#decode(chunk))
       if (this.#tooLarge !== undefined) {
         this.#ended = {failure: this.#tooLarge}
         this.#stop()
@@ -135,6 +138,30 @@ export class EventBatches {
     throw failure instanceof Error ? failure : new Error('Reading the stream failed', {cause: failure})
   }
 
+  /**
+   * The text of `chunk`'s whole characters; a character cut at its end is kept for the next chunk. The same text
+   * as a streaming decoder's, several times faster in Node, which decodes UTF-8 on a fast path only outside
+   * `stream: true` mode.
+   */
+  #decode(chunk: Uint8Array): string {
+    let bytes = chunk
+    if (this.#split !== undefined) {
+      bytes = new Uint8Array(this.#split.length + chunk.length)
+      bytes.set(this.#split)
+      bytes.set(chunk, this.#split.length)
+      this.#split = undefined
+    }
+    const end = wholeCharactersEnd(bytes)
+    if (end < bytes.length) this.#split = bytes.slice(end)
+    let text = utf8.decode(end < bytes.length ? bytes.subarray(0, end) : bytes)
+    if (this.#atStart && text !== '') {
+      this.#atStart = false
+      // [WHATWG encoding, UTF-8 decode] a byte order mark is dropped at the start of the stream only.
+      if (text.startsWith('\uFEFF')) text = text.slice(1)
+    }
+    return text
+  }
+
   /** Stops reading and releases the connection; resolves when the reading loop has ended. */
   async close(): Promise<void> {
     this.#stop()
@@ -169,6 +196,29 @@ export class EventBatches {
       wake(this.#arrived)
     }
   }
+}
+
+/**
+ * One decoder for every stream: given whole characters only, it keeps nothing between calls. It keeps a byte order
+ * mark, which only the start of a stream may drop.
+ */
+const utf8 = new TextDecoder('utf-8', {ignoreBOM: true})
+
+/**
+ * Where the last whole UTF-8 character of `bytes` ends: before a lead byte whose continuation bytes have not all
+ * arrived. Bytes that cannot be part of a character are left to the decoder, which replaces them wherever they are cut.
+ */
+export function wholeCharactersEnd(bytes: Uint8Array): number {
+  const length = bytes.length
+  // A character is 4 bytes at most: its lead byte is among the last 3 when it is cut.
+  for (let back = 1; back <= 3 && back <= length; back++) {
+    const byte = bytes[length - back]!
+    // An ASCII byte ends a character; so does anything before it.
+    if (byte < 0x80) return length
+    // A lead byte: 110xxxxx for 2 bytes, 1110xxxx for 3, 11110xxx for 4.
+    if (byte >= 0xc0) return back < (byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2) ? length - back : length
+  }
+  return length
 }
 
 function wake(waiter: (() => void) | undefined): void {

@@ -3,6 +3,7 @@
  * parsed at once is bounded too: a flood of tiny server requests (a server pinging 20,000 times) is held as 1 MiB
  * of bytes at most and handed over some five hundred at a time, never tens of thousands, and nothing is dropped.
  */
+import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {batchWeight, EventBatches, readAheadBytes, requestOverheadBytes} from '../../src/streams/event-batches.ts'
 
@@ -134,6 +135,33 @@ describe('the batches of a stream', () => {
     const {body} = bodyOf([bytes.slice(0, 7), bytes.slice(7, 10), bytes.slice(10)])
     const batches = new EventBatches(body, new AbortController().signal, 1024, () => {})
     expect((await drain(batches)).events).toEqual(['é€😀'])
+  })
+
+  it('decodes any bytes, cut anywhere, to the text a streaming decoder gives, invalid sequences included', async () => {
+    // Bytes of every kind but line ends (one data line): ASCII, the leads and continuations of 2-, 3- and 4-byte
+    // characters, and bytes no character has (0xC0, 0xF8, 0xFF).
+    const byte = fc.oneof(fc.integer({min: 0x20, max: 0x7f}), fc.integer({min: 0x80, max: 0xbf}), fc.integer({min: 0xc0, max: 0xff}))
+    const texts = fc.oneof(fc.string({unit: 'grapheme', maxLength: 40}).map((text) => [...encoder.encode(text.replace(/[\r\n]/g, ''))]), fc.array(byte, {maxLength: 40}))
+    await fc.assert(
+      fc.asyncProperty(texts, fc.array(fc.nat(), {maxLength: 6}), async (payload, cuts) => {
+        const bytes = new Uint8Array([...encoder.encode('data: '), ...payload, 10, 10])
+        const at = [...new Set(cuts.map((cut) => cut % bytes.length))].sort((a, b) => a - b)
+        const parts = [0, ...at].map((start, index) => bytes.slice(start, [...at, bytes.length][index]))
+        const {events} = await drain(new EventBatches(bodyOf(parts).body, new AbortController().signal, 1024, () => {}))
+        expect(events).toEqual([new TextDecoder('utf-8', {ignoreBOM: true}).decode(new Uint8Array(payload))])
+      }),
+      {numRuns: 500},
+    )
+  })
+
+  it('drops a byte order mark at the start of the stream, even cut in two, and keeps one anywhere else', async () => {
+    const mark = [0xef, 0xbb, 0xbf]
+    const data = encoder.encode('data: a\n\n')
+    const {body} = bodyOf([new Uint8Array(0), new Uint8Array(mark.slice(0, 2)), new Uint8Array([mark[2]!, ...data]), new Uint8Array([...mark, ...encoder.encode('data: b\n\n')])])
+    // U+FEFF at the start of a line is no field name the parser knows: that line is ignored, and the event with it.
+    expect((await drain(new EventBatches(body, new AbortController().signal, 1024, () => {}))).events).toEqual(['a'])
+    const inData = bodyOf([encoder.encode('data: '), new Uint8Array([...mark, ...encoder.encode('a\n\n')])])
+    expect((await drain(new EventBatches(inData.body, new AbortController().signal, 1024, () => {}))).events).toEqual(['\uFEFFa'])
   })
 
   it('hands over a `retry` that came without any event, and the last of several', async () => {
