@@ -55,6 +55,9 @@ interface Hold extends Lock {
 const HOLD_CHECK_MS = 50
 // How long a writer that gave the lock up to waiting ones stays away: past their retry pause, even one run late.
 const STEP_ASIDE_MS = 2 * LOCK_RETRY_MAX_MS
+// While writes of several keys keep coming, one flush to disk per this many ms at most: a flush costs the system far
+// more than the line it writes, and a thousand streams' cursors then share a few flushes instead of taking one each.
+const GATHER_MS = 5
 
 /**
  * A {@link ResumptionStore} in a JSON file and its journal, so a Node process that restarts finds its session and
@@ -72,7 +75,9 @@ const STEP_ASIDE_MS = 2 * LOCK_RETRY_MAX_MS
  *   different keys never lose each other's keys; for one key, the last writer wins. A lock left by a crashed
  *   process is broken (see {@link FileStoreOptions.staleLockMs}).
  * - **In one process**, writes are serialized, and those issued while a write is under way are coalesced into
- *   the next one. A value is copied when `set` is called; `get` sees every earlier `set` and `delete` of this
+ *   the next one. A write waits for the end of the turn of the event loop that issued it, and while writes of
+ *   several keys keep coming, until 5 ms after the previous one ended: a thousand streams' cursors then share a
+ *   few flushes instead of taking one each (the flush is what costs), for at most 5 ms more per write. A value is copied when `set` is called; `get` sees every earlier `set` and `delete` of this
  *   instance. A write issued before the event loop's next turn after the previous one keeps the lock and skips
  *   the re-read, so that a stream's back-to-back cursor writes cost a journal line each. Such a writer looks for
  *   others waiting for the lock every 50 ms, and lets them go first. The lock is released at the next turn once
@@ -99,6 +104,9 @@ export class FileStore implements ResumptionStore {
   readonly #signal: AbortSignal | undefined
   #tail: Promise<void> = Promise.resolve()
   #next: Batch | undefined
+  /** When the last write ended (`Date.now()`), and whether it carried changes of several keys: see {@link #gather}. */
+  #wroteAt = 0
+  #wroteSeveral = false
   #hold: Hold | undefined
   /** Set when writers were seen waiting for the lock: it is taken again only after they had their turn. */
   #stepAside = false
@@ -210,7 +218,7 @@ export class FileStore implements ResumptionStore {
       const changes: Batch['changes'] = new Map()
       const operations: EntriesOperation[] = []
       const refused = new Set<string>()
-      const done = this.#tail.then(() => {
+      const done = this.#tail.then(() => this.#gather()).then(() => {
         this.#next = undefined
         return this.#write(changes, operations, refused)
       })
@@ -266,6 +274,8 @@ export class FileStore implements ResumptionStore {
       this.#file.forget()
       throw error
     } finally {
+      this.#wroteAt = Date.now()
+      this.#wroteSeveral = changes.size + operations.length > 1
       // A failed write gives the lock up too.
       if (kept) this.#keep(hold!)
       else await hold?.release()
@@ -302,13 +312,26 @@ export class FileStore implements ResumptionStore {
     return true
   }
 
+  /**
+   * Lets a batch gather writes before it starts: until the end of the turn that made it, so that the writes of
+   * every callback in it (the cursors of many streams whose data arrived together) share one flush; and while
+   * writes of several keys keep coming, until {@link GATHER_MS} after the previous write ended. One key's writes
+   * never wait longer: they are coalesced already (one in flight, the next gathered meanwhile), and its writer may
+   * be waiting for each.
+   */
+  #gather(): Promise<void> {
+    const wait = this.#wroteSeveral ? this.#wroteAt + GATHER_MS - Date.now() : 0
+    return new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)))
+  }
+
   /** Keeps the lock for a write issued before the next turn of the event loop; releases it then otherwise. */
   #keep(hold: Hold): void {
     this.#hold = hold
     setImmediate(() => {
       // Taken by a write under way, which decides again when it ends. A write queued behind this one took it
-      // already: a batch starts in the same run of reactions as the write before it ends, before this turn.
-      if (this.#hold !== hold) return
+      // already: a batch starts in the same run of reactions as the write before it ends, before this turn. A batch
+      // waiting for the end of its turn will take it.
+      if (this.#hold !== hold || this.#next !== undefined) return
       this.#hold = undefined
       this.#tail = this.#tail.then(hold.release)
     })

@@ -234,10 +234,35 @@ describe('FileStore: writes', () => {
   test('sets issued while a write is under way coalesce into one follow-up write', async () => {
     const store = new FileStore(file)
     const first = store.set('first', 0)
-    await new Promise((resolve) => setImmediate(resolve))
+    // The lock is taken once the write is under way.
+    await vi.waitUntil(() => existsSync(`${file}.lock`), {interval: 1})
     await Promise.all([first, ...Array.from({length: 100}, (_, i) => store.set(`key-${i}`, i))])
     expect(fsCalls.flushes).toBe(2)
     expect(Object.keys(await onDisk())).toHaveLength(101)
+  })
+
+  test('sets made by separate callbacks of one turn of the event loop share one flush', async () => {
+    const store = new FileStore(file)
+    // Timers due together run in one turn, each followed by its own microtasks, as the data of many sockets does.
+    const fromTimers = Array.from({length: 10}, (_, i) => new Promise<void>((resolve) => setTimeout(() => resolve(store.set(`key-${i}`, i)), 0)))
+    await Promise.all(fromTimers)
+    expect(fsCalls.flushes).toBe(1)
+    expect(Object.keys(await onDisk())).toHaveLength(10)
+  })
+
+  test('writes of many keys coming steadily share flushes: one per 5 ms at most, not one per write', async () => {
+    const store = new FileStore(file)
+    const writes: Promise<void>[] = []
+    // Twenty streams, each moving its cursor every 1 to 3 ms, for 150 ms.
+    const timers = Array.from({length: 20}, (_, stream) => {
+      let position = 0
+      return setInterval(() => writes.push(store.set(`stream-${stream}`, {lastEventId: String(position++)})), 1 + (stream % 3))
+    })
+    await sleep(150)
+    for (const timer of timers) clearInterval(timer)
+    await Promise.all(writes)
+    expect(writes.length).toBeGreaterThan(500)
+    expect(fsCalls.flushes).toBeLessThanOrEqual(150 / 5 + 5)
   })
 
   test('deleting a key that is not there writes nothing', async () => {
