@@ -1,7 +1,7 @@
 // One measured client in a process of its own (forked by bench/scale.mjs with --expose-gc), so that its CPU
 // and heap are its own. The SDK Client, unchanged, over real sockets to the reference server.
 //
-//   {mode: 'sweep', client: 'ours'|'ours+file'|'sdk', url, streams, steps, delayMs, bytes?, profile?}
+//   {mode: 'sweep', client: 'ours'|'ours+file'|'sdk'|'floor', url, streams, steps, delayMs, bytes?, profile?}
 //     `streams` concurrent tools/call of the `slow` tool, each sending `steps` progress notifications
 //     `delayMs` apart: client CPU per delivered message, heap per open stream, store writes per message; then
 //     for ours (unless `bytes` is false) the same again, counting the bytes handed to the store. With `profile`
@@ -19,6 +19,7 @@ import {join} from 'node:path'
 import {MemoryStore, ResumableHTTPClientTransport} from '../dist/index.js'
 import {FileStore} from '../dist/node.js'
 import {CountingStore} from './counting-store.mjs'
+import {FloorTransport} from './floor-transport.mjs'
 import {median} from './stats.mjs'
 
 const config = JSON.parse(process.argv[2])
@@ -37,6 +38,8 @@ async function connect(kind, url) {
   let transport
   if (kind === 'sdk') {
     transport = new StreamableHTTPClientTransport(new URL(url))
+  } else if (kind === 'floor') {
+    transport = new FloorTransport(new URL(url))
   } else {
     const file = join(directory, `${kind}.json`)
     store = kind === 'ours+file' ? new CountingStore(new FileStore(file), file) : new CountingStore(new MemoryStore())

@@ -31,7 +31,8 @@ export const sweepPlans = {
     {streams: 1000, steps: 4, delayMs: 1000},
   ],
 }
-const sweepClients = ['ours', 'ours+file', 'sdk']
+// `floor`: the least a transport must do (bench/floor-transport.mjs), to show what the ratios leave this one.
+const sweepClients = ['ours', 'ours+file', 'sdk', 'floor']
 
 export async function startReferenceServer() {
   const child = fork(here('./reference-server.mjs'), [], {stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: []})
@@ -136,10 +137,16 @@ export async function sweepSection(url, plan, missed, repeat = 1) {
   // FileStore's journal: a write costs its line, and its folds into the file at most as much again, amortized.
   const disk = {few: at(small, 'ours+file').diskBytesPerWrite, many: at(largest, 'ours+file').diskBytesPerWrite}
   figures.push({name: `file bytes/write ours+file, ${small} → ${largest} streams (${disk.few.toFixed(0)} → ${disk.many.toFixed(0)} B)`, value: disk.many / disk.few, target: 2.5, unit: '×'})
+  // No target: what the least possible transport costs, so that the SDK ratio can be read against it.
+  const floor = at(largest, 'floor')
+  const yardstick = [
+    `CPU/message at ${largest} streams, floor / SDK ${(floor.cpuUsPerMessage / sdk.cpuUsPerMessage).toFixed(2)}×, ours(memory) / floor ${(ours.cpuUsPerMessage / floor.cpuUsPerMessage).toFixed(2)}× (no target)`,
+  ]
   console.log()
   printFigures(figures, missed)
+  for (const line of yardstick) console.log(`  ${line}`)
   console.log()
-  return {runs, figures}
+  return {runs, figures, yardstick}
 }
 
 function describeRun(run) {
@@ -160,6 +167,7 @@ export function printScaleSummary({roundTrip, sweep, profile}) {
     console.log('concurrency sweep (SDK Client, slow tool; client CPU per delivered message, heap per open stream)')
     for (const run of sweep.runs) console.log(`  ${String(run.streams).padStart(4)} streams  ${run.client.padEnd(9)} ${describeRun(run)}`)
     printFigures(sweep.figures)
+    for (const line of sweep.yardstick) console.log(`  ${line}`)
   }
   if (profile) {
     console.log(`profile (ours, 1,000 streams, the measured calls), charged to: ${profile.areas.map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
