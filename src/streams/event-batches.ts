@@ -86,6 +86,7 @@ export class EventBatches {
     this.#signal = signal
     // Not every fetch ends the body when its signal aborts (mocks, some polyfills): cancel the read ourselves.
     this.#onAbort = () => void this.#reader.cancel(signal.reason).catch(() => {})
+    // Stryker disable next-line BooleanLiteral: a signal aborts once, and close() removes the listener
     signal.addEventListener('abort', this.#onAbort, {once: true})
     this.#reading = this.#read()
   }
@@ -105,7 +106,7 @@ export class EventBatches {
         break
       }
     }
-    // Stryker disable next-line ConditionalExpression: slicing nothing off and waking a reader that is not waiting change nothing
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: slicing nothing off and waking a reader that is not waiting change nothing
     if (fed > 0) {
       // Kept as a fresh array: a long read-ahead is not shifted chunk by chunk.
       this.#chunks = this.#chunks.slice(fed)
@@ -152,8 +153,9 @@ export class EventBatches {
       this.#split = undefined
     }
     const end = wholeCharactersEnd(bytes)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: carrying no bytes changes nothing
     if (end < bytes.length) this.#split = bytes.slice(end)
-    let text = utf8.decode(end < bytes.length ? bytes.subarray(0, end) : bytes)
+    let text = utf8.decode(bytes.subarray(0, end))
     if (this.#atStart && text !== '') {
       this.#atStart = false
       // [WHATWG encoding, UTF-8 decode] a byte order mark is dropped at the start of the stream only.
@@ -211,12 +213,18 @@ const utf8 = new TextDecoder('utf-8', {ignoreBOM: true})
 export function wholeCharactersEnd(bytes: Uint8Array): number {
   const length = bytes.length
   // A character is 4 bytes at most: its lead byte is among the last 3 when it is cut.
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: further back, no lead byte starts a character that is cut; before the start, `undefined` is no byte of one
   for (let back = 1; back <= 3 && back <= length; back++) {
     const byte = bytes[length - back]!
     // An ASCII byte ends a character; so does anything before it.
     if (byte < 0x80) return length
-    // A lead byte: 110xxxxx for 2 bytes, 1110xxxx for 3, 11110xxx for 4.
-    if (byte >= 0xc0) return back < (byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2) ? length - back : length
+    // [WHATWG encoding, UTF-8 decoder] 0xC2 to 0xDF start a character of 2 bytes, 0xE0 to 0xEF of 3, 0xF0 to 0xF4
+    // of 4. 0xC0, 0xC1 and bytes past 0xF4 start none: carried or not, the decoder replaces them alike.
+    if (byte >= 0xc2) {
+      const size = 2 + Number(byte >= 0xe0) + Number(byte >= 0xf0)
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: carrying a whole character too only puts it off: an event ends at a line end, which is ASCII
+      return back < size ? length - back : length
+    }
   }
   return length
 }

@@ -34,8 +34,10 @@ export class SeenEventIds {
   /** The characters of the current generation's IDs. */
   #bytes = 0
   /** The last ID added while every one came after the one before: the greatest held. */
+  // Stryker disable next-line StringLiteral: another start only sends the first IDs to the look-up, which answers the same
   #highest = ''
   /** An ID came out of order: the tables hold every ID held, and every ID is looked up. */
+  // Stryker disable next-line BooleanLiteral: looking every ID up from the start answers the same, only slower
   #indexed = false
   /** Called when a generation is dropped because of its weight, not its count. */
   onOverweight: (() => void) | undefined
@@ -50,6 +52,7 @@ export class SeenEventIds {
   addIfNew(id: string): boolean {
     let hash = 0
     let slot = 0
+    // Stryker disable next-line ConditionalExpression: the look-up answers the same for an ID in order, only slower
     if (!this.#indexed && comesAfter(id, this.#highest)) this.#highest = id
     else {
       if (!this.#indexed) this.#index()
@@ -61,16 +64,18 @@ export class SeenEventIds {
     const count = this.#counts[this.#current]
     // Stryker disable next-line ConditionalExpression: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
     if (slot === noRoom || count >= this.#capacity || this.#bytes >= this.#halfBytes) {
-      // Stryker disable next-line ConditionalExpression: as above; and past the bytes bound, `count >= capacity` is what brought us here
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: as above; and past the bytes bound, `count >= capacity` is what brought us here
       if (slot !== noRoom && count >= this.#capacity && this.#capacity < this.#maxCapacity && this.#bytes < this.#halfBytes) {
         this.#resize(Math.min(this.#capacity * 2, this.#maxCapacity))
       } else {
         // Stryker disable next-line ConditionalExpression: as above
         this.#rotate(slot !== noRoom && count < this.#maxCapacity)
       }
+      // Stryker disable next-line ConditionalExpression: before the tables are made, a look-up finds no room and its answer goes unused
       if (this.#indexed) slot = this.#find(this.#current, hash, id)
     }
     const index = this.#append(id)
+    // Stryker disable next-line ConditionalExpression: before the tables are made, `slot` is 0, and a typed array ignores a write at index -1
     if (this.#indexed) this.#tables[this.#current][-1 - slot] = index + 1
     this.#bytes += id.length
     return true
@@ -103,9 +108,10 @@ export class SeenEventIds {
   #rotate(overweight: boolean): void {
     if (overweight) this.onOverweight?.()
     this.#current = this.#current === 0 ? 1 : 0
+    // Stryker disable next-line ConditionalExpression: before the tables are made, they are empty
     if (this.#indexed) this.#tables[this.#current].fill(0)
     // Released for the garbage collector: a forgotten ID may be large.
-    // Stryker disable next-line StringLiteral,ArithmeticOperator: it releases memory; a slot is read only through a table entry, which points only at IDs written since
+    // Stryker disable next-line StringLiteral,ArithmeticOperator,CallExpression: it releases memory; a slot is read only through a table entry or below a count, which cover only IDs written since
     this.#ids.fill('', this.#current * this.#capacity, (this.#current + 1) * this.#capacity)
     this.#counts[this.#current] = 0
     this.#bytes = 0
@@ -135,6 +141,7 @@ export class SeenEventIds {
 
   /** New tables, holding the IDs held. */
   #link(): void {
+    // Stryker disable next-line ArithmeticOperator: slots past a shorter table's end are never empty, so never taken: probing skips them alike for every ID
     this.#tables = [new Int32Array(this.#mask + 1), new Int32Array(this.#mask + 1)]
     for (const generation of [0, 1] as const) {
       const table = this.#tables[generation]
@@ -142,7 +149,7 @@ export class SeenEventIds {
       for (let index = first; index < first + this.#counts[generation]; index++) {
         const id = this.#ids[index]!
         const slot = this.#find(generation, hashOf(id), id)
-        // Stryker disable next-line ConditionalExpression: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
+        // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them; the IDs held are distinct, so none is found
         if (slot !== noRoom && slot < 0) table[-1 - slot] = index + 1
       }
     }
@@ -150,7 +157,9 @@ export class SeenEventIds {
 }
 
 /** `id` comes after `highest` when longer, or as long and greater: how IDs numbered in order follow each other. */
+// Stryker disable next-line BlockStatement: an ID taken as out of order is looked up, which answers the same
 function comesAfter(id: string, highest: string): boolean {
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: an ID taken as out of order is looked up, which answers the same
   return id.length > highest.length || (id.length === highest.length && id > highest)
 }
 

@@ -130,11 +130,14 @@ async function drain(batches: EventBatches): Promise<{events: string[]; retries:
 }
 
 describe('the batches of a stream', () => {
-  it('decodes a character whose UTF-8 bytes are split across two reads', async () => {
-    const bytes = encoder.encode('data: é€😀\n\n')
-    const {body} = bodyOf([bytes.slice(0, 7), bytes.slice(7, 10), bytes.slice(10)])
+  it('decodes characters whose UTF-8 bytes are split across reads, after the first byte of 2, the second of 3, the third of 4', async () => {
+    // 'data: ' is 6 bytes; then © (C2 A9), U+0800 (E0 A0 80), é (C3 A9), € (E2 82 AC), 😀 (F0 9F 98 80).
+    const text = '©\u0800é€😀'
+    const bytes = encoder.encode(`data: ${text}\n\n`)
+    const cuts = [0, 7, 10, 12, 15, 19, bytes.length]
+    const {body} = bodyOf(cuts.slice(1).map((end, index) => bytes.slice(cuts[index], end)))
     const batches = new EventBatches(body, new AbortController().signal, 1024, () => {})
-    expect((await drain(batches)).events).toEqual(['é€😀'])
+    expect((await drain(batches)).events).toEqual([text])
   })
 
   it('decodes any bytes, cut anywhere, to the text a streaming decoder gives, invalid sequences included', async () => {

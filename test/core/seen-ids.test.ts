@@ -151,6 +151,11 @@ describe('SeenEventIds against its model', () => {
     expect(seen.addIfNew('35x')).toBe(true)
   })
 
+  it('drops an ID it holds that is neither longer nor greater than the last one in order, the empty ID first of all', () => {
+    const seen = new SeenEventIds(8, Infinity)
+    expect(['', '', 'a', 'a', '', 'b', 'a'].map((id) => seen.addIfNew(id))).toEqual([true, false, true, false, false, true, false])
+  })
+
   it('keeps what it held as its tables grow: 8, 16, 32 and 64 IDs to a generation, then a count rotation', () => {
     const seen = new SeenEventIds(64, Infinity)
     const ids = Array.from({length: 64}, (_, n) => `e${n}`)

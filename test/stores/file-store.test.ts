@@ -129,6 +129,15 @@ async function leftovers(): Promise<string[]> {
   return (await readdir(join(dir, 'state'))).filter((name) => name !== 'resumption.json' && name !== 'resumption.json.journal')
 }
 
+/** Whether `promise` settles within `withinMs` of real time while timers stand still (turns of the event loop go on). */
+async function settlesUnaided(promise: Promise<unknown>, withinMs = 5000): Promise<boolean> {
+  const outcome = {settled: false}
+  void promise.then(() => (outcome.settled = true))
+  const start = performance.now()
+  while (!outcome.settled && performance.now() - start < withinMs) await new Promise((resolve) => setImmediate(resolve))
+  return outcome.settled
+}
+
 function startWriter(args: string[]): ChildProcess {
   return fork(writer, [entry, file, ...args], {execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc']})
 }
@@ -263,6 +272,27 @@ describe('FileStore: writes', () => {
     await Promise.all(writes)
     expect(writes.length).toBeGreaterThan(500)
     expect(fsCalls.flushes).toBeLessThanOrEqual(150 / 5 + 5)
+  })
+
+  test('after a write of one key the next write is flushed at once; after a write of several keys it waits 5 ms for more', async () => {
+    // Timers and the clock stand still: a write that waits for a timer does not settle until they are moved on.
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date']})
+    try {
+      const store = new FileStore(file)
+      await store.set('a', 1)
+      expect(await settlesUnaided(store.set('a', 2))).toBe(true)
+      // Several keys: two sets, or a set and a lease taken.
+      for (const several of [() => [store.set('b', 1), store.set('c', 1)], () => [store.set('b', 2), store.acquire('owner', 60_000)]]) {
+        await Promise.all(several())
+        const gathering = store.set('a', 3)
+        expect(await settlesUnaided(gathering, 300)).toBe(false)
+        await vi.advanceTimersByTimeAsync(5)
+        expect(await settlesUnaided(gathering)).toBe(true)
+      }
+      expect(await onDisk()).toMatchObject({a: 3, b: 2, c: 1})
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   test('deleting a key that is not there writes nothing', async () => {
