@@ -218,10 +218,11 @@ export function wholeCharactersEnd(bytes: Uint8Array): number {
     const byte = bytes[length - back]!
     // An ASCII byte ends a character; so does anything before it.
     if (byte < 0x80) return length
-    // [WHATWG encoding, UTF-8 decoder] 0xC2 to 0xDF start a character of 2 bytes, 0xE0 to 0xEF of 3, 0xF0 to 0xF4
-    // of 4. 0xC0, 0xC1 and bytes past 0xF4 start none: carried or not, the decoder replaces them alike.
+    // [WHATWG encoding, UTF-8 decoder] 0xC2 to 0xF4 start a character, as many bytes long as they have leading 1 bits
+    // (110xxxxx, 1110xxxx, 11110xxx). 0xC0, 0xC1 and bytes past 0xF4 start none: carried or not, the decoder
+    // replaces them alike.
     if (byte >= 0xc2) {
-      const size = 2 + Number(byte >= 0xe0) + Number(byte >= 0xf0)
+      const size = Math.clz32(~(byte << 24))
       // Stryker disable next-line ConditionalExpression,EqualityOperator: carrying a whole character too only puts it off: an event ends at a line end, which is ASCII
       return back < size ? length - back : length
     }
