@@ -173,7 +173,7 @@ describe('de-duplication', () => {
     await s.client.close()
   })
 
-  it('3.g/3.k: reemittedRequests counts server requests re-emitted on a session resumption and moves independently of replayedEvents', async () => {
+  it('reemittedRequests counts server requests re-emitted on a session resumption and moves independently of replayedEvents', async () => {
     // The standalone stream breaks without a cursor: the mock attaches a fresh stream and re-emits srv-1.
     const s = await setup((index) => index > 0)
     const sampling = gatedSampling(s.client)
@@ -216,7 +216,7 @@ describe('de-duplication', () => {
     await s.client.close()
   })
 
-  it('3.g property: for any sequence of delivered and replayed event IDs on a stream, no message reaches the Client twice', async () => {
+  it('for any sequence of delivered and replayed event IDs on a stream, no message reaches the Client twice', async () => {
     // Each connection of the standalone stream carries a run of event IDs (repeats and replays included);
     // event ID n always carries notification n. Every notification sent must arrive exactly once.
     const connections = fc.array(fc.array(fc.integer({min: 1, max: 12}), {minLength: 1, maxLength: 8}), {minLength: 1, maxLength: 5})

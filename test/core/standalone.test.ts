@@ -89,6 +89,21 @@ describe('the standalone GET stream', () => {
     await client.close()
   })
 
+  it('a dropped connection is reported once as a failed reconnect of attempt 0, with its error, and resumed from its cursor', async () => {
+    useMock()
+    const gets = scriptGets([() => sse([frame('g1', listChanged)], 'error'), () => sse([], 'open')])
+    const {client, events, errors} = await connect()
+    await until(() => gets.length === 2)
+
+    expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'g1'])
+    expect(eventsOf(events, 'reconnect-failed')).toEqual([
+      {type: 'reconnect-failed', stream: 'standalone', requestId: undefined, attempt: 0, error: expect.objectContaining({message: 'terminated'})},
+    ])
+    // A background stream's drop is no failure of the app's: onerror stays quiet while it reconnects.
+    expect(errors).toEqual([])
+    await client.close()
+  })
+
   it("a GET closed with a cursor is polled with Last-Event-ID after the stream's retry", async () => {
     useMock()
     const gets = scriptGets([() => sse([`retry: 3000\n${frame('g_1', listChanged)}`])])
@@ -292,7 +307,7 @@ describe('the standalone GET stream', () => {
 })
 
 describe('after a response stream ends without its answer', () => {
-  it('the server ended the stream of a call: the healthy standalone stream re-attaches at once, without its cursor', async () => {
+  it('the server ended the stream of a call: the healthy standalone stream re-attaches at once, without its cursor, and reports no failed reconnect', async () => {
     const mock = useMock()
     const gets = interceptGets(mock, (get, index) =>
       index === 0 ? sse([frame('g1', listChanged)], 'open') : get.lastEventId === 'p1' ? new Response(null, {status: 204}) : sse([], 'open'),
@@ -305,6 +320,8 @@ describe('after a response stream ends without its answer', () => {
 
     expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'p1', undefined])
     expect(eventsOf(events, 'reconnect').at(-1)).toMatchObject({stream: 'standalone', branch: 'session-resumption', attempt: 1})
+    // Ended on purpose, its connection failed nothing.
+    expect(eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'standalone')).toEqual([])
     await client.close()
   })
 
