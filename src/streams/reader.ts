@@ -126,6 +126,7 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
     withData++
     if (event.event === undefined || event.event === 'message') data.push(event.data)
   }
+  // Stryker disable next-line ConditionalExpression: settling a position settled already changes nothing
   if (cursorMoved) stream.settlePosition()
   if (connection.resumed) host.metrics.replayedEvents += withData
   const messages: JSONRPCMessage[] = []
@@ -133,6 +134,7 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   // The cursor is stored before what it covers is delivered, except when the batch brings the stream's answer
   // (the stream then has nothing left to resume) or nothing to deliver (a priming event, an ID-only ping: it can
   // wait). A plain call thus writes nothing at all (docs/design.md#what-is-persisted).
+  // Stryker disable next-line ArrayDeclaration: Promise.all waits for a string as for nothing
   const writes: Promise<void>[] = []
   if (cursorMoved) {
     const answers = stream.requestId !== undefined && messages.some((message) => responseIdOf(message) === stream.requestId)
@@ -142,11 +144,14 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   // A server request is kept before it is delivered: a restart past its cursor must not lose it.
   for (const message of messages) {
     const kept = host.keepServerRequest(message)
+    // Stryker disable next-line ConditionalExpression: Promise.all waits for undefined as for nothing
     if (kept !== undefined) writes.push(kept)
   }
-  // Nothing to wait for (most batches), or relaxed: delivered at once; close() waits for the writes all the same
+  // Relaxed, or nothing to wait for (most batches): delivered at once; close() waits for the writes all the same
   // (SessionRecords.settled).
-  return {messages, stored: writes.length > 0 && host.options.durability === 'strict' ? Promise.all(writes) : undefined}
+  if (host.options.durability !== 'strict') return {messages, stored: undefined}
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: waiting for no write costs a turn and changes no order
+  return {messages, stored: writes.length > 0 ? Promise.all(writes) : undefined}
 }
 
 /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */
@@ -177,6 +182,7 @@ export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomF
     if (signal !== undefined && responseId === undefined && requestIdOf(message) !== undefined) {
       // Awaited only when the Client is busy: a turn per server request otherwise.
       const room = host.roomForRequest(signal)
+      // Stryker disable next-line ConditionalExpression: awaiting undefined costs a turn and changes no order
       if (room !== undefined) await room
     }
     if (signal?.aborted === true) throw abortedError(signal)

@@ -5,7 +5,7 @@
 import {getEventListeners} from 'node:events'
 import {http} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
+import {CreateMessageRequestSchema, LoggingMessageNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock, warningsDuring} from '../fixtures/harness.ts'
 import {flush, quiet, realTurns} from '../fixtures/timing.ts'
@@ -317,8 +317,11 @@ describe('answers one after another', () => {
 describe('server requests the Client holds unanswered', () => {
   const sampling = (n: number): object => ({jsonrpc: '2.0', id: `held-${n}`, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10}})
 
-  /** maxConcurrentAnswers 1: the Client may hold 8; the GET brings `count` sampling requests at once, answered only when the test says. */
-  async function flood(count: number, dedupeBytes?: number) {
+  /**
+   * maxConcurrentAnswers 1: the Client may hold 8; the GET brings `count` sampling requests at once, answered only
+   * when the test says, then the messages of `after` (the data of log messages lands in `logged`).
+   */
+  async function flood(count: number, dedupeBytes?: number, after: object[] = []) {
     const mock = useMock()
     const taken: unknown[] = []
     network.use(
@@ -329,14 +332,17 @@ describe('server requests the Client holds unanswered', () => {
         return new Response(null, {status: 202})
       }),
     )
-    interceptGets(mock, (_get, index) => (index === 0 ? sse(Array.from({length: count}, (_, n) => frame(`e${n}`, sampling(n))), 'open') : undefined))
+    const frames = [...Array.from({length: count}, (_, n) => frame(`e${n}`, sampling(n))), ...after.map((message, n) => frame(`a${n}`, message))]
+    interceptGets(mock, (_get, index) => (index === 0 ? sse(frames, 'open') : undefined))
     const harness = await connect({limits: {maxConcurrentAnswers: 1, dedupeBytes}})
     const gates: (() => void)[] = []
     harness.client.setRequestHandler(CreateMessageRequestSchema, async () => {
       await new Promise<void>((resolve) => gates.push(resolve))
       return {model: 'm', role: 'assistant', content: {type: 'text', text: 'a'}}
     })
-    return {...harness, mock, gates, taken}
+    const logged: unknown[] = []
+    harness.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data))
+    return {...harness, mock, gates, taken, logged}
   }
 
   it('are 8 per answer POST allowed; past that the stream waits until half of them are answered, then hands over the next', async () => {
@@ -354,6 +360,15 @@ describe('server requests the Client holds unanswered', () => {
     }
     // Three answers leave 5 held, more than half of 8: the stream still waits; the fourth leaves 4, and it goes on.
     expect(handed).toEqual([8, 8, 8, 12])
+    await client.close()
+  })
+
+  it('leave notifications free to pass: only a server request waits for room', async () => {
+    const log = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'still here'}}
+    const {client, events, gates, logged} = await flood(8, undefined, [log])
+    await until(() => gates.length === 8 && logged.length === 1)
+    expect(logged).toEqual(['still here'])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([])
     await client.close()
   })
 
