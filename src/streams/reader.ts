@@ -179,7 +179,7 @@ export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomF
     // Stryker disable next-line ConditionalExpression,LogicalOperator: a turn more before any message changes no order
     if (delivered && responseId !== undefined) await Promise.resolve()
     // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
-    if (signal !== undefined && responseId === undefined && requestIdOf(message) !== undefined) {
+    if (signal !== undefined && requestIdOf(message) !== undefined) {
       // Awaited only when the Client is busy: a turn per server request otherwise.
       const room = host.roomForRequest(signal)
       // Stryker disable next-line ConditionalExpression: awaiting undefined costs a turn and changes no order

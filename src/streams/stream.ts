@@ -153,7 +153,7 @@ export class Stream {
     // [WHATWG SSE] an empty `id:` resets the cursor. [spec 2025-11-25 transports] event IDs are unique within a
     // session only: never send one to another session.
     if (id === '' || this.#refused) return undefined
-    // Stryker disable next-line ConditionalExpression: an undefined `id` is returned as it is; no caller asks with a cursor but no session, nor outside the cursor's session (docs/mutation.md)
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: an undefined `id` is returned as it is; no caller asks with a cursor but no session, nor outside the cursor's session (docs/mutation.md)
     if (id === undefined || sessionId === undefined || this.#cursorSession !== sessionId) return undefined
     return id
   }

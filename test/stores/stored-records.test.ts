@@ -117,6 +117,21 @@ describe('a stored stream record, field by field', () => {
     if (reason !== undefined) expect(await store.get(standaloneKey)).toBeUndefined()
   })
 
+  it.each([
+    ['exactly limits.maxEventIdBytes characters is resumed from', 'e1234567', undefined],
+    ['one character more is discarded', 'e12345678', invalid(cursor(9))],
+  ])('a cursor of %s', async (_what, lastEventId, reason) => {
+    const mock = useMock()
+    const {store} = await storedSession()
+    await store.set(standaloneKey, {sessionId: 'session-1', lastEventId})
+    const {client, events} = await connect({store, limits: {maxEventIdBytes: 8}})
+    await until(() => mock.requests('GET').length === 2)
+
+    expect(eventsOf(events, 'record-discarded')).toEqual(reason === undefined ? [] : [{type: 'record-discarded', key: standaloneKey, reason}])
+    expect(mock.requests('GET')[1]!.lastEventId).toBe(reason === undefined ? lastEventId : undefined)
+    await client.close()
+  })
+
   it('a record of another session is neither used nor discarded', async () => {
     const mock = useMock()
     const {store} = await storedSession()
