@@ -95,7 +95,7 @@ export function classifyStreamAnswer({status, eventStream, sentSession, sentCurs
   // A server without sessions may answer 404 the same way.
   if (status === 405 || status === 404) return 'not-offered'
   // [SEP-1699 review] a non-200 success to a reconnect means the server has ended the stream.
-  if (status >= 200 && status < 300) return 'ended-by-server'
+  if (isSuccess(status)) return 'ended-by-server'
   // A deploy, a rate limiter, an overloaded proxy: the cursor is still good, and the server will want it.
   if (isTransient(status)) return 'transient'
   if (status === 401 || status === 403) return 'unauthorized'
@@ -132,7 +132,7 @@ export interface PostAnswerFacts {
 export function classifyPostAnswer({status, body, sentSession, request}: PostAnswerFacts): PostAnswer {
   // [spec transports, session management] 404 to a request carrying the session ID: the session has expired.
   if (status === 404 && sentSession) return 'session-expired'
-  if (status >= 200 && status < 300) {
+  if (isSuccess(status)) {
     // [spec transports, sending messages] notifications and responses are answered 202, with no body.
     if (!request) return 'accepted'
     if (body === 'event-stream') return 'event-stream'
@@ -149,5 +149,13 @@ export function classifyPostAnswer({status, body, sentSession, request}: PostAns
  * gone, [spec transports, session management] 405: the server does not let clients end sessions), else `refused`.
  */
 export function classifyDeleteAnswer(status: number): 'cleared' | 'refused' {
-  return (status >= 200 && status < 300) || status === 404 || status === 405 ? 'cleared' : 'refused'
+  return isSuccess(status) || status === 404 || status === 405 ? 'cleared' : 'refused'
+}
+
+/**
+ * A 2xx status. Nothing below 200 gets here: fetch hands over no 1xx, and a browser's opaque redirect (status 0) is
+ * refused before it is classified.
+ */
+function isSuccess(status: number): boolean {
+  return Math.floor(status / 100) === 2
 }
