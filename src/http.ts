@@ -194,7 +194,8 @@ export function isJson(contentType: string | null): boolean {
 
 // Exact media type match: a substring test would take `application/json-seq` for JSON.
 function mediaType(contentType: string | null): string | undefined {
-  return contentType?.split(';', 1)[0]!.trim().toLowerCase()
+  if (contentType === null) return undefined
+  return contentType.split(';', 1)[0]!.trim().toLowerCase()
 }
 
 function describe(error: unknown): string {
