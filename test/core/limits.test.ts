@@ -381,6 +381,39 @@ describe('server requests the Client holds unanswered', () => {
     await client.close()
   })
 
+  it('an answer whose request was forgotten while its POST was on its way ends quietly, and the answers after it go on', async () => {
+    const mock = useMock()
+    let push: ((text: string) => void) | undefined
+    const body = new ReadableStream<Uint8Array>({start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text)))})
+    interceptGets(mock, (_get, index) => (index === 0 ? new Response(body, {headers: {'content-type': 'text/event-stream'}}) : undefined))
+    const held: (() => void)[] = []
+    const taken: unknown[] = []
+    network.use(
+      http.post(url, async ({request}) => {
+        const answer = (await request.clone().json()) as {id?: unknown; result?: unknown}
+        if (answer.result === undefined || !String(answer.id).startsWith('held-')) return undefined
+        if (answer.id === 'held-0') await new Promise<void>((resolve) => held.push(resolve))
+        taken.push(answer.id)
+        return new Response(null, {status: 202})
+      }),
+    )
+    // dedupeBytes 8: a generation of IDs holds 4 characters, so each new ID of 6 pushes the one before it out.
+    const {client, errors} = await connect({limits: {dedupeBytes: 8}})
+    await until(() => push !== undefined)
+    push!(frame('e0', sampling(0)))
+    await until(() => held.length === 1)
+    for (let n = 1; n <= 4; n++) push!(frame(`e${n}`, sampling(n)))
+    await until(() => taken.length === 4)
+    held[0]!()
+    await until(() => taken.length === 5)
+    await quiet(20)
+
+    expect([...taken].sort()).toEqual(['held-0', 'held-1', 'held-2', 'held-3', 'held-4'])
+    expect(taken.at(-1)).toBe('held-0')
+    expect(errors).toEqual([])
+    await client.close()
+  })
+
   it('a stream waiting for the Client to answer ends at close() without waiting any more', async () => {
     const {client, transport, gates} = await flood(9)
     await until(() => gates.length === 8)
