@@ -139,12 +139,10 @@ export async function sweepSection(url, plan, missed, repeat = 1) {
   figures.push({name: `file bytes/write ours+file, ${small} → ${largest} streams (${disk.few.toFixed(0)} → ${disk.many.toFixed(0)} B)`, value: disk.many / disk.few, target: 2.5, unit: '×'})
   // No target: what the least possible transport costs, so that the SDK ratio can be read against it.
   const floor = at(largest, 'floor')
-  const yardstick = [
-    `CPU/message at ${largest} streams, floor / SDK ${(floor.cpuUsPerMessage / sdk.cpuUsPerMessage).toFixed(2)}×, ours(memory) / floor ${(ours.cpuUsPerMessage / floor.cpuUsPerMessage).toFixed(2)}× (no target)`,
-  ]
+  const yardstick = `CPU/message at ${largest} streams, floor / SDK ${(floor.cpuUsPerMessage / sdk.cpuUsPerMessage).toFixed(2)}×, ours(memory) / floor ${(ours.cpuUsPerMessage / floor.cpuUsPerMessage).toFixed(2)}× (no target)`
   console.log()
   printFigures(figures, missed)
-  for (const line of yardstick) console.log(`  ${line}`)
+  console.log(`  ${yardstick}`)
   console.log()
   return {runs, figures, yardstick}
 }
@@ -167,7 +165,7 @@ export function printScaleSummary({roundTrip, sweep, profile}) {
     console.log('concurrency sweep (SDK Client, slow tool; client CPU per delivered message, heap per open stream)')
     for (const run of sweep.runs) console.log(`  ${String(run.streams).padStart(4)} streams  ${run.client.padEnd(9)} ${describeRun(run)}`)
     printFigures(sweep.figures)
-    for (const line of sweep.yardstick) console.log(`  ${line}`)
+    console.log(`  ${sweep.yardstick}`)
   }
   if (profile) {
     console.log(`profile (ours, 1,000 streams, the measured calls), charged to: ${profile.areas.map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)

@@ -77,11 +77,12 @@ const GATHER_MS = 5
  * - **In one process**, writes are serialized, and those issued while a write is under way are coalesced into
  *   the next one. A write waits for the end of the turn of the event loop that issued it, and while writes of
  *   several keys keep coming, until 5 ms after the previous one ended: a thousand streams' cursors then share a
- *   few flushes instead of taking one each (the flush is what costs), for at most 5 ms more per write. A value is copied when `set` is called; `get` sees every earlier `set` and `delete` of this
- *   instance. A write issued before the event loop's next turn after the previous one keeps the lock and skips
- *   the re-read, so that a stream's back-to-back cursor writes cost a journal line each. Such a writer looks for
- *   others waiting for the lock every 50 ms, and lets them go first. The lock is released at the next turn once
- *   writes stop, and at process exit.
+ *   few flushes instead of taking one each (the flush is what costs), for at most 5 ms more per write. A value is
+ *   copied when `set` is called; `get` sees every earlier `set` and `delete` of this instance. A write issued
+ *   before the event loop's next turn after the previous one keeps the lock and skips the re-read, so that a
+ *   stream's back-to-back cursor writes cost a journal line each. Such a writer looks for others waiting for the
+ *   lock every 50 ms, and lets them go first. The lock is released at the next turn once writes stop, and at
+ *   process exit.
  * - **A corrupt file** (or journal line) is reported through {@link FileStoreOptions.onError}, never thrown at
  *   `get`, and replaced by the next write. A file that cannot be read for another reason (permissions, I/O) makes
  *   writes reject rather than replace what they could not read.
@@ -104,10 +105,8 @@ export class FileStore implements ResumptionStore {
   readonly #signal: AbortSignal | undefined
   #tail: Promise<void> = Promise.resolve()
   #next: Batch | undefined
-  /** When the last write ended (`Date.now()`), and whether it carried changes of several keys: see {@link #gather}. */
-  #wroteAt = 0
-  // Stryker disable next-line BooleanLiteral: after a write at time 0, the first write's wait is long over
-  #wroteSeveral = false
+  /** Until when (`Date.now()`) the next batch gathers writes: set when a write of several keys ends; see {@link #gather}. */
+  #gatherUntil = 0
   #hold: Hold | undefined
   /** Set when writers were seen waiting for the lock: it is taken again only after they had their turn. */
   #stepAside = false
@@ -275,8 +274,7 @@ export class FileStore implements ResumptionStore {
       this.#file.forget()
       throw error
     } finally {
-      this.#wroteAt = Date.now()
-      this.#wroteSeveral = changes.size + operations.length > 1
+      this.#gatherUntil = changes.size + operations.length > 1 ? Date.now() + GATHER_MS : 0
       // A failed write gives the lock up too.
       if (kept) this.#keep(hold!)
       else await hold?.release()
@@ -321,7 +319,7 @@ export class FileStore implements ResumptionStore {
    * be waiting for each.
    */
   #gather(): Promise<void> {
-    const wait = this.#wroteSeveral ? this.#wroteAt + GATHER_MS - Date.now() : 0
+    const wait = this.#gatherUntil - Date.now()
     return new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)))
   }
 

@@ -176,17 +176,18 @@ export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomF
   const orphan = stream?.orphan === true ? stream : undefined
   for (const message of messages) {
     const responseId = responseIdOf(message)
+    const isRequest = requestIdOf(message) !== undefined
     // Stryker disable next-line ConditionalExpression,LogicalOperator: a turn more before any message changes no order
     if (delivered && responseId !== undefined) await Promise.resolve()
     // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
-    if (signal !== undefined && requestIdOf(message) !== undefined) {
+    if (signal !== undefined && isRequest) {
       // Awaited only when the Client is busy: a turn per server request otherwise.
       const room = host.roomForRequest(signal)
       // Stryker disable next-line ConditionalExpression: awaiting undefined costs a turn and changes no order
       if (room !== undefined) await room
     }
     if (signal?.aborted === true) throw abortedError(signal)
-    if (orphan !== undefined && responseId === undefined && requestIdOf(message) === undefined) {
+    if (orphan !== undefined && responseId === undefined && !isRequest) {
       // Progress and logs of a request this process never made would only confuse the Client.
       host.emit({type: 'orphaned-notification', method: methodOf(message), message, call: orphan.call})
       continue

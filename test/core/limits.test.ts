@@ -317,21 +317,28 @@ describe('answers one after another', () => {
 describe('server requests the Client holds unanswered', () => {
   const sampling = (n: number): object => ({jsonrpc: '2.0', id: `held-${n}`, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10}})
 
+  /** The IDs of the answers to `held-` requests, as the server takes them; `before` may hold one back first. */
+  function takeAnswers(before: (id: unknown) => Promise<void> | undefined = () => undefined): unknown[] {
+    const taken: unknown[] = []
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id?: unknown; result?: unknown}
+        if (body.result === undefined || !String(body.id).startsWith('held-')) return undefined
+        await before(body.id)
+        taken.push(body.id)
+        return new Response(null, {status: 202})
+      }),
+    )
+    return taken
+  }
+
   /**
    * maxConcurrentAnswers 1: the Client may hold 8; the GET brings `count` sampling requests at once, answered only
    * when the test says, then the messages of `after` (the data of log messages lands in `logged`).
    */
   async function flood(count: number, dedupeBytes?: number, after: object[] = []) {
     const mock = useMock()
-    const taken: unknown[] = []
-    network.use(
-      http.post(url, async ({request}) => {
-        const body = (await request.clone().json()) as {id?: unknown; result?: unknown}
-        if (body.result === undefined || !String(body.id).startsWith('held-')) return undefined
-        taken.push(body.id)
-        return new Response(null, {status: 202})
-      }),
-    )
+    const taken = takeAnswers()
     const frames = [...Array.from({length: count}, (_, n) => frame(`e${n}`, sampling(n))), ...after.map((message, n) => frame(`a${n}`, message))]
     interceptGets(mock, (_get, index) => (index === 0 ? sse(frames, 'open') : undefined))
     const harness = await connect({limits: {maxConcurrentAnswers: 1, dedupeBytes}})
@@ -387,16 +394,7 @@ describe('server requests the Client holds unanswered', () => {
     const body = new ReadableStream<Uint8Array>({start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text)))})
     interceptGets(mock, (_get, index) => (index === 0 ? new Response(body, {headers: {'content-type': 'text/event-stream'}}) : undefined))
     const held: (() => void)[] = []
-    const taken: unknown[] = []
-    network.use(
-      http.post(url, async ({request}) => {
-        const answer = (await request.clone().json()) as {id?: unknown; result?: unknown}
-        if (answer.result === undefined || !String(answer.id).startsWith('held-')) return undefined
-        if (answer.id === 'held-0') await new Promise<void>((resolve) => held.push(resolve))
-        taken.push(answer.id)
-        return new Response(null, {status: 202})
-      }),
-    )
+    const taken = takeAnswers((id) => (id === 'held-0' ? new Promise<void>((resolve) => held.push(resolve)) : undefined))
     // dedupeBytes 8: a generation of IDs holds 4 characters, so each new ID of 6 pushes the one before it out.
     const {client, errors} = await connect({limits: {dedupeBytes: 8}})
     await until(() => push !== undefined)
