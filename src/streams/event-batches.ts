@@ -65,7 +65,18 @@ export class EventBatches {
   constructor(body: ReadableStream<Uint8Array>, signal: AbortSignal, maxEventBytes: number, tooLarge: () => void) {
     this.#maxAhead = Math.min(readAheadBytes, maxEventBytes)
     this.#parser = createParser({
+      // [WHATWG SSE, dispatch] a block's `id` sets the last event ID even when the block has no `data` and
+      // dispatches nothing (an ID-only priming event): it goes in as an event without data, which moves the cursor
+      // and delivers nothing. The parser reports a block's ID just before its event, which then takes its place.
+      onId: (id) => {
+        this.#events.push({id, event: undefined, data: ''})
+        this.#eventsWeight += eventOverheadBytes
+      },
       onEvent: (event) => {
+        if (event.id !== undefined) {
+          this.#events.pop()
+          this.#eventsWeight -= eventOverheadBytes
+        }
         this.#events.push(event)
         // A request has an `id` member; so has a response (one a stream) and maybe some notification: a batch made
         // smaller by mistake costs nothing but its size. One scan, no parsing, and for `id":` rather than `"id"`:

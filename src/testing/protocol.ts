@@ -96,7 +96,12 @@ export const errorCodes = {
   resourceNotFound: -32002,
 } as const
 
-export const sseHeaders = {'content-type': 'text/event-stream', 'cache-control': 'no-cache'}
+/**
+ * The headers of every event stream the reference server sends. Chunked, as a real server frames a body of unknown
+ * length: msw 3 serves a mocked body over a socket of its own, and without this framing the end of that socket is
+ * the end of the body, so a dropped connection would reach the client as a stream that ended cleanly.
+ */
+export const sseHeaders = {'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'transfer-encoding': 'chunked'}
 
 /** A proxy's error page where SSE was announced (`corruptNext({kind: 'sse'})`): nothing a client can parse. */
 export function errorPageAsSse(): Response {

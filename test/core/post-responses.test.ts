@@ -148,9 +148,7 @@ describe('priming events', () => {
   it('a priming event (ID, empty data) moves the cursor, is stored, and is never parsed or delivered', () =>
     primingMovesTheCursor('id: e1\ndata: \n\n'))
 
-  // Known limitation: eventsource-parser 3 (pinned; 4 needs Node 22.12) never reports an event without a data
-  // line, so its ID cannot reach the transport, although WHATWG counts it. `it.fails` flags the day it works.
-  it.fails('a priming event with no data line moves the cursor too (WHATWG)', () => primingMovesTheCursor('id: e1\n\n'))
+  it('a priming event with no data line (an ID alone) moves the cursor too, as WHATWG says', () => primingMovesTheCursor('id: e1\n\n'))
 })
 
 describe('a stream that ends after its response', () => {

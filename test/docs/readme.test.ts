@@ -194,7 +194,7 @@ describe('README', () => {
       const servesItself = /from 'msw\//.test(block.code)
       const {server, handlers} = createMockMcpServer()
       const network = setupServer(...handlers)
-      if (!servesItself) network.listen({onUnhandledRequest: 'bypass'})
+      if (!servesItself) network.listen({onUnhandledFrame: 'bypass'})
       // The session-expiry example: its call meets a 404, and the catch branch initializes a new session.
       const expires = block.code.includes("'session-expired'")
       if (expires) server.faults.failNext({method: 'POST', status: 404, rpcMethod: 'tools/call'})

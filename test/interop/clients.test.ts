@@ -157,7 +157,7 @@ describe('@ai-sdk/mcp createMCPClient on this transport', () => {
     const {tools} = await client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['echo', 'slow']))
     const set = await client.tools()
-    const options = {toolCallId: 'call-1', messages: []}
+    const options = {toolCallId: 'call-1', messages: [], context: {}}
     expect(await set['echo']!.execute({}, options)).toMatchObject({content: [{type: 'text', text: 'echo'}]})
     // A cut mid-call, after the priming event (it negotiated 2025-11-25): the result once, the tool ran once.
     const cut = cutCallAfter(proxy, 'data: \n')

@@ -6,7 +6,7 @@ import {http} from 'msw'
 import {queryObjects} from 'node:v8'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue, type ResumptionStore} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
 import {frame, sse} from '../fixtures/wire.ts'
 // Only to count its instances on the heap (a leak no public API shows).
 import {CoalescedWriter} from '../../src/persistence/coalesced-writer.ts'
@@ -20,6 +20,7 @@ type Record = {[key: string]: JsonValue}
 async function storedSession(): Promise<{store: MemoryStore; session: Record}> {
   const store = new MemoryStore()
   const first = await connect({store})
+  await untilGetsServed()
   await first.transport.close()
   return {store, session: (await store.get(sessionKey)) as Record}
 }

@@ -19,7 +19,7 @@ import {
 
 const url = 'https://custom.test/mcp'
 const network = setupServer()
-beforeAll(() => network.listen({onUnhandledRequest: 'error'}))
+beforeAll(() => network.listen({onUnhandledFrame: 'error'}))
 afterEach(() => network.resetHandlers())
 afterAll(() => network.close())
 

@@ -16,7 +16,7 @@ import {sdkV1Server, sdkV2Server, type WebMcpServer} from '../fixtures/sdk-web-s
 
 const mswUrl = 'https://proxied.test/mcp'
 const network = setupServer()
-network.listen({onUnhandledRequest: 'bypass'})
+network.listen({onUnhandledFrame: 'bypass'})
 afterAll(() => network.close())
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => {
