@@ -2,15 +2,13 @@
  * The official MCP conformance suite's client scenarios at revision 2026-07-28 (`@modelcontextprotocol/conformance`
  * 0.2.0-alpha.12, the scenarios its requirements/2026-07-28.yaml lists for clients): conformance/client-v2.ts, the
  * v2 `Client` pinned to 2026-07-28, on this transport and, in the same run, on the v2 SDK's own transport (the
- * baseline). The suite needs Node 22 (scripts/node22.sh installs it into .tools/); when that install fails, the
- * tests are skipped with its reason.
+ * baseline). The prerelease is a devDependency under the alias `conformance-next`.
  */
-import {execFile} from 'node:child_process'
-import {promisify} from 'node:util'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {authScenariosOfBothEras, buildConformanceClient, failuresOf, type ConformanceRun, type Graded} from '../fixtures/conformance.ts'
 
-const suite = '.tools/node_modules/@modelcontextprotocol/conformance/dist/index.js'
+/** The suite's prerelease, installed beside the stable one under an alias (package.json devDependencies). */
+const suite = 'node_modules/conformance-next/dist/index.js'
 /** The wire scenarios: headers, per-request metadata, input_required rounds, a tool schema's `$ref`. */
 const wire = [
   'tools_call',
@@ -35,11 +33,6 @@ const auth = [
   'auth/iss-normalized',
   'auth/metadata-issuer-mismatch',
 ]
-const tools = await promisify(execFile)('bash', ['scripts/node22.sh'], {timeout: 300_000}).then(
-  ({stdout}) => ({node: stdout.trim().split('\n').at(-1)!, reason: undefined}),
-  (error: unknown) => ({node: undefined, reason: `scripts/node22.sh failed: ${(error as Error).message.split('\n').slice(0, 3).join(' ')}`}),
-)
-if (tools.reason !== undefined) console.warn(`Skipping the 2026-07-28 conformance scenarios: ${tools.reason}`)
 
 let conformance: ConformanceRun
 /** Scenarios passed (every graded check SUCCESS), per transport. */
@@ -57,9 +50,9 @@ async function gradeBoth(scenario: string): Promise<{ours: Graded; sdk: Graded}>
   return {ours, sdk}
 }
 
-describe.skipIf(tools.node === undefined)(`MCP conformance suite 0.2.0-alpha.12, client scenarios at 2026-07-28, the v2 Client${tools.reason === undefined ? '' : ` (skipped: ${tools.reason})`}`, () => {
+describe(`MCP conformance suite 0.2.0-alpha.12, client scenarios at 2026-07-28, the v2 Client`, () => {
   beforeAll(async () => {
-    conformance = await buildConformanceClient(suite, tools.node)
+    conformance = await buildConformanceClient(suite)
   }, 120_000)
 
   afterAll(async () => {

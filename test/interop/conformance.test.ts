@@ -1,6 +1,6 @@
 /**
- * The official MCP conformance suite, `@modelcontextprotocol/conformance` 0.1.13 (the last release that runs on
- * Node 20 as it is), grades conformance/client.ts: the SDK `Client` 1.32 on this transport. Each scenario's
+ * The official MCP conformance suite, `@modelcontextprotocol/conformance` 0.1.16 (its stable line), grades
+ * conformance/client.ts: the SDK `Client` 1.32 on this transport. Each scenario's
  * checks must all succeed: a FAILURE or a WARNING fails the test.
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -18,7 +18,7 @@ afterAll(async () => {
   await conformance.remove()
 })
 
-describe('MCP conformance suite 0.1.13, client scenarios, with this transport in the SDK Client', () => {
+describe('MCP conformance suite 0.1.16, client scenarios, with this transport in the SDK Client', () => {
   it.concurrent.each(scenarios)('%s passes', async (scenario) => {
     const graded = await conformance.grade(scenario)
     const {graded: count, failed} = failuresOf(graded)
