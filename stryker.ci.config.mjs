@@ -5,7 +5,7 @@ import base from './stryker.config.mjs'
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   ...base,
-  mutate: ['src/decision.ts', 'src/streams/stream.ts'],
+  mutate: ['src/policy/decision.ts', 'src/streams/stream.ts'],
   reporters: ['clear-text', 'progress', 'json'],
   thresholds: {...base.thresholds, break: 90},
 }

@@ -1,5 +1,5 @@
-// Mutation testing of the core (docs/mutation.md): `npm run mutate` runs it with Node 22 (scripts/node22.sh).
-// A subset: `npm run mutate -- --mutate src/decision.ts,src/streams/stream.ts`.
+// Mutation testing of the core (docs/mutation.md): `npm run mutate` runs it on a supported Node (scripts/node.mjs).
+// A subset: `npm run mutate -- --mutate src/policy/decision.ts,src/streams/stream.ts`.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

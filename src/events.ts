@@ -1,9 +1,9 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import type {JournaledCall} from './calls/call.ts'
-import type {ReconnectBranch} from './decision.ts'
+import type {ReconnectBranch} from './policy/decision.ts'
 import type {TransportErrorCode} from './errors.ts'
-import type {JsonRpcId} from './jsonrpc.ts'
-import type {LimitName} from './limits.ts'
+import type {JsonRpcId} from './wire/jsonrpc.ts'
+import type {LimitName} from './policy/limits.ts'
 
 /** The request a response stream answers, as the app sent it: lets a later process tell the app whose answer it is. */
 export interface CallRecord {

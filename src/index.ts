@@ -3,15 +3,15 @@ export {MemoryStore, type JsonValue, type ResumptionStore} from './persistence/s
 export {isLeaseLost, LeaseLostError, type Fence, type Lease} from './persistence/lease.ts'
 export type {OwnershipOptions} from './persistence/ownership.ts'
 export {TransportError, isTransportError, transportErrorCodeOf, type HttpErrorData, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
-export type {FetchLike} from './http.ts'
-export type {AuthProvider, OAuthClientModule, OAuthFlowOptions, UnauthorizedContext} from './auth.ts'
+export type {FetchLike} from './wire/http.ts'
+export type {AuthProvider, OAuthClientModule, OAuthFlowOptions, UnauthorizedContext} from './wire/auth.ts'
 export type {ResumableHTTPClientTransportOptions} from './options.ts'
-export type {ReconnectOptions} from './backoff.ts'
-export {defaultLimits, type LimitName, type LimitOptions} from './limits.ts'
+export type {ReconnectOptions} from './policy/backoff.ts'
+export {defaultLimits, type LimitName, type LimitOptions} from './policy/limits.ts'
 export {digestArguments, type CallState, type JournaledCall, type JsonObject} from './calls/call.ts'
 export type {Calls} from './calls/journal.ts'
 export type {CallRecord, ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
-export type {JsonRpcId} from './jsonrpc.ts'
+export type {JsonRpcId} from './wire/jsonrpc.ts'
 export {
   classifyDeleteAnswer,
   classifyPostAnswer,
@@ -24,4 +24,4 @@ export {
   type ReconnectInput,
   type StreamAnswer,
   type StreamAnswerFacts,
-} from './decision.ts'
+} from './policy/decision.ts'

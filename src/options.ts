@@ -1,13 +1,13 @@
-import {Authorizer, type AuthProvider, type OAuthClientModule} from './auth.ts'
-import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './backoff.ts'
+import {Authorizer, type AuthProvider, type OAuthClientModule} from './wire/auth.ts'
+import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './policy/backoff.ts'
 import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js'
 import type {TransportEvent} from './events.ts'
-import type {FetchLike, HttpClient} from './http.ts'
-import {resolveLimits, type LimitOptions, type Limits} from './limits.ts'
-import {storeNamespace} from './namespace.ts'
+import type {FetchLike, HttpClient} from './wire/http.ts'
+import {resolveLimits, type LimitOptions, type Limits} from './policy/limits.ts'
+import {storeNamespace} from './wire/namespace.ts'
 import {resolveOwnership, type OwnershipOptions, type ResolvedOwnership} from './persistence/ownership.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
-import {createRedactor, defaultSecretHeaders} from './redaction.ts'
+import {createRedactor, defaultSecretHeaders} from './wire/redaction.ts'
 
 export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
   /**

@@ -2,8 +2,8 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
 import {abortedError} from '../errors.ts'
 import type {TransportEvent} from '../events.ts'
-import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf, type JsonRpcId} from '../jsonrpc.ts'
-import type {Limits} from '../limits.ts'
+import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
+import type {Limits} from '../policy/limits.ts'
 import type {SessionRecords} from '../persistence/records.ts'
 import type {JsonValue} from '../persistence/store.ts'
 import {digestArguments, invalidCall, publicView, settledStates, type CallEntry, type JournaledCall, type JsonObject} from './call.ts'
@@ -114,7 +114,7 @@ export class CallJournal {
     if (!this.#host.callJournal) return undefined
     const cancelled = cancelledRequestIdOf(message)
     if (cancelled !== undefined) {
-      // Named by its wire ID by now (src/post.ts renames a cancellation before it goes).
+      // Named by its wire ID by now (src/session/post.ts renames a cancellation before it goes).
       const entry = this.#byWire.get(cancelled)
       return entry === undefined || entry.inherited || entry.state !== 'sent' ? undefined : this.#deliver(entry)
     }

@@ -1,5 +1,5 @@
-import {abortedError} from './errors.ts'
-import type {TransportEvent} from './events.ts'
+import {abortedError} from '../errors.ts'
+import type {TransportEvent} from '../events.ts'
 
 /**
  * At most `max` tasks at once; the others wait their turn in order (SECURITY.md, "exhaust the client's memory"). Bounds the answers

@@ -1,6 +1,6 @@
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {asError, TransportError} from './errors.ts'
+import {asError, TransportError} from '../errors.ts'
 
 type Name = 'onclose' | 'onerror' | 'onmessage'
 type Slots = {[K in Name]: Transport[K] | undefined}

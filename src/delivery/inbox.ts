@@ -1,11 +1,11 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {KeptRequests} from './kept-requests.ts'
 import {RecentMap} from './recent-map.ts'
-import type {TransportError} from './errors.ts'
-import type {TransportEvent, TransportMetrics} from './events.ts'
-import type {CallRecord} from './events.ts'
-import type {Limits} from './limits.ts'
-import {isJsonRpcId, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from './jsonrpc.ts'
+import type {TransportError} from '../errors.ts'
+import type {TransportEvent, TransportMetrics} from '../events.ts'
+import type {CallRecord} from '../events.ts'
+import type {Limits} from '../policy/limits.ts'
+import {isJsonRpcId, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from '../wire/jsonrpc.ts'
 
 /** At least how many settled request IDs and server requests are remembered to recognise duplicates. */
 const memory = 1024

@@ -1,6 +1,6 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import type {TransportError} from '../errors.ts'
-import type {JsonRpcId} from '../jsonrpc.ts'
+import type {JsonRpcId} from '../wire/jsonrpc.ts'
 
 /**
  * The JSON-RPC error that the HTTP refusal `error` carries for request `wireId`, if it is a 400 whose body is one
@@ -11,7 +11,7 @@ export function rpcErrorAnswering(error: TransportError, wireId: JsonRpcId): JSO
   if (error.status !== 400) return undefined
   let body: unknown
   try {
-    // An error with a status has `data`, and `httpError` (src/http.ts) always gives it the body: `String` only
+    // An error with a status has `data`, and `httpError` (src/wire/http.ts) always gives it the body: `String` only
     // satisfies the type.
     body = JSON.parse(String(error.data!.text))
   } catch {

@@ -20,7 +20,7 @@ const nameSources: ReadonlyMap<string, string> = new Map([
 /**
  * Headers the transport alone sets: a caller's per-request value for one is dropped (the v2 SDK's list, and the
  * resumption headers of this transport), so that no header can disagree with the body or the session. The v2
- * list's `content-type` and `accept` need no entry: `exchange` (src/http.ts) sets both after these.
+ * list's `content-type` and `accept` need no entry: `exchange` (src/wire/http.ts) sets both after these.
  */
 const reservedHeaders = new Set(['authorization', 'dpop', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'])
 /** [RFC 9110 §5.1] a field name is a token. */

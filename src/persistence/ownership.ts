@@ -1,4 +1,4 @@
-import {sleep} from '../backoff.ts'
+import {sleep} from '../policy/backoff.ts'
 import {TransportError} from '../errors.ts'
 import {checkTtl, type Fence, type Lease} from './lease.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'

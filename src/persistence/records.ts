@@ -1,6 +1,6 @@
 import type {CallRecord, TransportEvent} from '../events.ts'
-import {isJsonRpcId} from '../jsonrpc.ts'
-import {isSendableEventId} from '../limits.ts'
+import {isJsonRpcId} from '../wire/jsonrpc.ts'
+import {isSendableEventId} from '../policy/limits.ts'
 import type {ResolvedOptions} from '../options.ts'
 import {CoalescedWriter} from './coalesced-writer.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'

@@ -1,5 +1,5 @@
 import pRetry from 'p-retry'
-import {abortedError} from './errors.ts'
+import {abortedError} from '../errors.ts'
 
 /** How broken streams are reopened. Every field is optional; the defaults suit an agent on a flaky network. */
 export interface ReconnectOptions {

@@ -1,9 +1,9 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {TransportError} from './errors.ts'
-import type {JsonRpcId} from './jsonrpc.ts'
-import type {OwnedStore} from './persistence/ownership.ts'
-import type {SessionRecord, SessionRecords} from './persistence/records.ts'
-import type {JsonValue} from './persistence/store.ts'
+import {TransportError} from '../errors.ts'
+import type {JsonRpcId} from '../wire/jsonrpc.ts'
+import type {OwnedStore} from '../persistence/ownership.ts'
+import type {SessionRecord, SessionRecords} from '../persistence/records.ts'
+import type {JsonValue} from '../persistence/store.ts'
 
 /** Request IDs reserved per store write: a new process starts past the reservation, never reusing one. */
 const wireIdBlock = 100

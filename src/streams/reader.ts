@@ -1,7 +1,7 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {abortedError, asError} from '../errors.ts'
 import type {TransportEvent, TransportMetrics} from '../events.ts'
-import {methodOf, parseMessages, requestIdOf, responseIdOf} from '../jsonrpc.ts'
+import {methodOf, parseMessages, requestIdOf, responseIdOf} from '../wire/jsonrpc.ts'
 import type {ResolvedOptions} from '../options.ts'
 import {EventBatches, type SseBatch} from './event-batches.ts'
 import type {CallRecord} from '../events.ts'

@@ -5,7 +5,7 @@
  * and refresh are the SDK's; this module decides when to run them and whether the request goes out once more.
  */
 import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js'
-import {TransportError} from './errors.ts'
+import {TransportError} from '../errors.ts'
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>
 

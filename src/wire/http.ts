@@ -1,5 +1,5 @@
 import type {AuthAttempt, Authorizer} from './auth.ts'
-import {abortedError, TransportError} from './errors.ts'
+import {abortedError, TransportError} from '../errors.ts'
 import {excerpt} from './jsonrpc.ts'
 import {displayUrl, type Redact} from './redaction.ts'
 
@@ -49,7 +49,7 @@ export interface HttpClient {
  * `Last-Event-ID` and the app's headers never reach another origin.
  *
  * With an `authProvider`, every request carries its bearer token; a 401 or a 403 `insufficient_scope` runs the
- * SDK's flow (src/auth.ts) and the request goes out once more. The flow's errors (`UnauthorizedError`) are thrown
+ * SDK's flow (src/wire/auth.ts) and the request goes out once more. The flow's errors (`UnauthorizedError`) are thrown
  * as they are: never taken for a network failure.
  */
 export async function exchange(client: HttpClient, request: WireRequest): Promise<Response> {

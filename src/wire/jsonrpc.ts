@@ -1,5 +1,5 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {TransportError} from './errors.ts'
+import {TransportError} from '../errors.ts'
 import type {Redact} from './redaction.ts'
 
 export type JsonRpcId = string | number

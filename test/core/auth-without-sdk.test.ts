@@ -1,7 +1,7 @@
 /**
  * An `authProvider` without `oauthClient` runs the v1 SDK's flow, imported on the first challenge: without the SDK
  * installed (here: its module fails to load), the challenge rejects the request with an error that says what to
- * install, instead of an import error (src/auth.ts).
+ * install, instead of an import error (src/wire/auth.ts).
  */
 import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {isTransportError} from '../../src/index.ts'

@@ -1,5 +1,5 @@
 /**
- * Authorization (src/auth.ts, docs/design.md#eras): what the transport checks of `authProvider` and `oauthClient`,
+ * Authorization (src/wire/auth.ts, docs/design.md#eras): what the transport checks of `authProvider` and `oauthClient`,
  * what it asks of the flow on a 401 or a 403 `insufficient_scope`, how often it steps up, and what a failed flow
  * rejects with. Through `send()` with a scripted `fetch` (test/fixtures/scripted-fetch.ts); the OAuth client module
  * is test/fixtures/oauth-module.ts. Most tests were

@@ -1,5 +1,5 @@
 /**
- * One HTTP exchange (src/http.ts, docs/design.md#sending): the headers a request carries, the redirects the
+ * One HTTP exchange (src/wire/http.ts, docs/design.md#sending): the headers a request carries, the redirects the
  * transport follows itself, the bodies it drops, and what a failed fetch or a refused request says. Through
  * `send()` with the `fetch` option (or a patched global fetch) scripted by test/fixtures/scripted-fetch.ts. Most
  * tests were written for mutants that survived (docs/mutation.md).

@@ -1,5 +1,5 @@
 /**
- * The server requests kept for a restart (src/kept-requests.ts): their bounds by count and by weight, an answer
+ * The server requests kept for a restart (src/delivery/kept-requests.ts): their bounds by count and by weight, an answer
  * that replaces its request, and what a new session or a forgotten ID does to them.
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
-import {RecentMap} from '../../src/recent-map.ts'
+import {RecentMap} from '../../src/delivery/recent-map.ts'
 
 /** The keys of `added` that `recent` still remembers. */
 function remembered<K>(recent: RecentMap<K, unknown>, added: Iterable<K>): K[] {

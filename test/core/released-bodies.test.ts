@@ -1,6 +1,6 @@
 /**
  * An answer whose body the transport has no use for is released at once (its body cancelled), so that its connection
- * is not held until the garbage collector finds it (src/http.ts `discard`).
+ * is not held until the garbage collector finds it (src/wire/http.ts `discard`).
  */
 import {describe, expect, it} from 'vitest'
 import {until} from '../fixtures/harness.ts'
