@@ -7,6 +7,23 @@ const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependen
 // The testing kit checks the transport: it reaches the core only through its public entry point.
 const coreInternals = {group: ['../*', '!../index.ts'], message: 'src/testing imports the core only through ../index.ts.'}
 
+// The layers of the core, from the top down (docs/design.md#layout): a folder imports only from the layers below it,
+// and from the vocabulary at the root (options.ts, errors.ts, events.ts); nothing imports the transport or an entry point.
+const entryPoints = ['./src/index.ts', './src/node.ts', './src/idb.ts', './src/redis.ts']
+const layers = [
+  ['session', ['./src/transport.ts']],
+  ['calls', ['./src/transport.ts', './src/session']],
+  ['streams', ['./src/transport.ts', './src/session', './src/calls']],
+  ['persistence', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/delivery']],
+  ['delivery', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence']],
+  ['modern', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery']],
+  ['wire', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery', './src/modern']],
+  ['policy', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery', './src/modern', './src/wire']],
+].flatMap(([folder, above]) => [
+  {target: `./src/${folder}`, from: above, message: `src/${folder}/ sits below what it imports here (docs/design.md#layout).`},
+  {target: `./src/${folder}`, from: entryPoints, message: 'The core never imports an entry point.'},
+])
+
 export default defineConfig(
   {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', '.soak/**', '.test-build/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js', 'stryker.config.mjs', 'stryker.ci.config.mjs', '.tools/**', '.stryker-tmp/**', 'reports/**']},
   tseslint.configs.strictTypeChecked,
@@ -29,7 +46,7 @@ export default defineConfig(
     files: ['src/**/*.ts'],
     plugins: {'import-x': importX},
     settings: {'import-x/resolver-next': [createNodeResolver({extensions: ['.ts', '.js']})]},
-    rules: {'import-x/no-cycle': 'error'},
+    rules: {'import-x/no-cycle': 'error', 'import-x/no-restricted-paths': ['error', {zones: layers}]},
   },
   {
     files: ['src/**/*.ts'],

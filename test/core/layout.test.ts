@@ -3,19 +3,31 @@
  * imports included (the lint's import-x/no-cycle sees value imports only), and files small enough to read.
  */
 import {readdirSync, readFileSync} from 'node:fs'
+import {fileURLToPath} from 'node:url'
+import {ESLint} from 'eslint'
 import {describe, expect, it} from 'vitest'
 import {cycleIn, importGraph, linesOf} from '../fixtures/imports.ts'
 
 describe('the layout of src/', () => {
   it('has no import cycle, type-only imports included', () => {
     const graph = importGraph('src')
-    expect(graph.get('transport.ts')).toContain('session.ts')
-    expect(graph.get('streams/lifecycle.ts')).toContain('decision.ts')
+    expect(graph.get('transport.ts')).toContain('session/session.ts')
+    expect(graph.get('streams/lifecycle.ts')).toContain('policy/decision.ts')
     expect(cycleIn(graph)).toBeUndefined()
   })
 
   it('keeps the decision a leaf that imports nothing', () => {
-    expect(importGraph('src').get('decision.ts')).toEqual([])
+    expect(importGraph('src').get('policy/decision.ts')).toEqual([])
+  })
+
+  it('holds at its root only the entry points and the transport with its options, errors and events; the rest in a folder per concern', () => {
+    const root = readdirSync('src', {withFileTypes: true})
+    expect(root.filter((entry) => entry.isFile()).map((entry) => entry.name).sort()).toEqual(
+      ['errors.ts', 'events.ts', 'idb.ts', 'index.ts', 'node.ts', 'options.ts', 'redis.ts', 'transport.ts'],
+    )
+    expect(root.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()).toEqual(
+      ['calls', 'delivery', 'modern', 'persistence', 'policy', 'session', 'streams', 'testing', 'wire'],
+    )
   })
 
   it('keeps transport.ts, the SDK adapter, within 300 lines and every other file within 400', () => {
@@ -23,6 +35,25 @@ describe('the layout of src/', () => {
     const long = [...importGraph('src').keys()].filter((file) => linesOf(`src/${file}`) > 400)
     expect(long).toEqual([])
   })
+})
+
+describe('the lint', () => {
+  const eslint = new ESLint({cwd: fileURLToPath(new URL('../../', import.meta.url))})
+  /** What the layer rule says of `code` written in `file`. */
+  async function layerRefusals(file: string, code: string): Promise<string[]> {
+    const [result] = await eslint.lintText(code, {filePath: file})
+    return result!.messages.filter((message) => message.ruleId === 'import-x/no-restricted-paths').map((message) => message.message)
+  }
+
+  it('refuses an import of a layer above, or of the transport or an entry point, and takes one from below', async () => {
+    expect(await layerRefusals('src/policy/limits.ts', "export type {Stream} from '../streams/stream.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/wire/http.ts', "export type {Inbox} from '../delivery/inbox.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/streams/stream.ts', "export type {CallJournal} from '../calls/journal.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/session/post.ts', "export type {ResumableHTTPClientTransport} from '../transport.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/delivery/inbox.ts', "export {MemoryStore} from '../index.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/session/post.ts', "export type {Stream} from '../streams/stream.ts'\n")).toEqual([])
+    expect(await layerRefusals('src/streams/stream.ts', "export type {TransportEvent} from '../events.ts'\n")).toEqual([])
+  }, 30_000)
 })
 
 describe('the tests', () => {
