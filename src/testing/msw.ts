@@ -35,5 +35,16 @@ export function createMockMcpServer(options: MockMcpServerOptions = {}): MockMcp
 export function handlersFor(server: RequestHandler, options: EndpointOptions = {}): HttpHandler[] {
   const {url = '*/mcp'} = options
   // Every method: the server itself answers 405 to what it does not serve, as a real endpoint would.
-  return [http.all(url instanceof URL ? url.href : url, ({request}) => server.handle(request))]
+  return [http.all(url instanceof URL ? url.href : url, async ({request}) => headersAtOnce(await server.handle(request)))]
+}
+
+/**
+ * msw 3 writes a mocked response's headers with the first chunk of its body, so a stream that is silent for now (a
+ * standalone GET stream) would leave the client's `fetch` pending. An empty first chunk sends them at once, as a
+ * real server flushes them (`listen` does), and puts no byte on the wire.
+ */
+function headersAtOnce(response: Response): Response {
+  if (response.body === null) return response
+  const flush = new TransformStream<Uint8Array, Uint8Array>({start: (controller) => controller.enqueue(new Uint8Array(0))})
+  return new Response(response.body.pipeThrough(flush), {status: response.status, statusText: response.statusText, headers: response.headers})
 }

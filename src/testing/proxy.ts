@@ -72,7 +72,11 @@ export class FaultProxy implements RequestHandler {
     const sse = response.headers.get('content-type')?.startsWith('text/event-stream') === true
     if (!sse || response.body === null || (method !== 'GET' && method !== 'POST')) return response
     const body = this.#pass(response.body, this.#take.cut(method), corruption?.kind === 'json')
-    return new Response(body, {status: response.status, statusText: response.statusText, headers: response.headers})
+    // A cut or a corruption changes the body's length; chunked, a drop is a drop and not the body's end (msw 3).
+    const headers = new Headers(response.headers)
+    headers.delete('content-length')
+    headers.set('transfer-encoding', 'chunked')
+    return new Response(body, {status: response.status, statusText: response.statusText, headers})
   }
 
   /** The server's SSE body, byte for byte, until `cut` ends it; `corrupt` puts an event that is no JSON first. */

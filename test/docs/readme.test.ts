@@ -193,8 +193,9 @@ describe('README', () => {
     it('runs as written', async () => {
       const servesItself = /from 'msw\//.test(block.code)
       const {server, handlers} = createMockMcpServer()
-      const network = setupServer(...handlers)
-      if (!servesItself) network.listen({onUnhandledFrame: 'bypass'})
+      // A block that starts msw itself is served by its own; msw 3 refuses to close a network never started.
+      const network = servesItself ? undefined : setupServer(...handlers)
+      network?.listen({onUnhandledFrame: 'bypass'})
       // The session-expiry example: its call meets a 404, and the catch branch initializes a new session.
       const expires = block.code.includes("'session-expired'")
       if (expires) server.faults.failNext({method: 'POST', status: 404, rpcMethod: 'tools/call'})
@@ -211,7 +212,7 @@ describe('README', () => {
       } finally {
         process.chdir(cwd)
         vi.unstubAllGlobals()
-        network.close()
+        network?.close()
         await rm(scratch, {recursive: true, force: true})
       }
     })

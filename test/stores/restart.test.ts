@@ -7,7 +7,7 @@ import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue} from '../../src/index.ts'
 import {createMockMcpServer} from '../../src/testing/index.ts'
 import {connectTo} from '../fixtures/client.ts'
-import {connect, dieMidCall, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, dieMidCall, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {codeOf} from '../fixtures/wire.ts'
 
 /** A fetch that records the JSON-RPC bodies it POSTs. */
@@ -231,9 +231,7 @@ describe('a corrupt store', () => {
 
   it('a cursor record that cannot be read whole is discarded: no cursor is ever sent from it', async () => {
     const mock = useMock()
-    const store = new MemoryStore()
-    const before = await connect({store})
-    await before.client.close()
+    const store = await storedSession(new MemoryStore())
     await store.set(`mcp-resumable-http:${url}#stream:standalone`, {sessionId: 'session-1', lastEventId: 7})
     const after = await connect({store})
     await until(() => mock.requests('GET').length === 2)

@@ -158,6 +158,47 @@ describe('the fault proxy', () => {
     expect(() => proxy.faults.cutNext({afterBytes: -1, how: 'error'})).toThrow(new TypeError('cut.afterBytes must be 1 or more'))
   })
 
+  describe.each(['msw', 'node'] as const)('served by %s', (backend) => {
+    const frames = 'id: a\ndata: one\n\nid: b\ndata: two\n\n'
+    const sse = (body: BodyInit, headers: Record<string, string> = {}): Response => new Response(body, {headers: {'content-type': 'text/event-stream', ...headers}})
+
+    /** Serves `proxy` by this backend; resolves with its URL. */
+    async function urlOf(proxy: FaultProxy): Promise<string> {
+      if (backend === 'msw') {
+        network.use(...handlersFor(proxy, {url: mswUrl}))
+        return mswUrl
+      }
+      const listening = await listen(proxy)
+      closers.push(() => listening.close())
+      return listening.url
+    }
+
+    /** The body the client reads from `url`, or 'broken'. */
+    const textOf = async (url: string, init?: RequestInit): Promise<string> => (await fetch(url, init)).text().catch(() => 'broken')
+
+    it('a stream the server keeps silent has its headers at once', async () => {
+      const response = await fetch(await urlOf(createFaultProxy(() => sse(new ReadableStream()))))
+      expect([response.status, response.headers.get('content-type')]).toEqual([200, 'text/event-stream'])
+      await response.body!.cancel()
+    })
+
+    it('a cut as a drop reaches the client as a broken connection, on a body framed by nothing but its end', async () => {
+      const proxy = createFaultProxy(() => sse(frames))
+      proxy.faults.cutNext({after: 1, how: 'error'})
+      expect(await textOf(await urlOf(proxy))).toBe('broken')
+    })
+
+    it("a body the proxy shortens or lengthens loses the server's Content-Length: the client reads what was sent", async () => {
+      const proxy = createFaultProxy(() => sse(frames, {'content-length': String(frames.length)}))
+      const url = await urlOf(proxy)
+      proxy.faults.cutNext({after: 1, how: 'close'})
+      expect(await textOf(url)).toBe('id: a\ndata: one\n\n')
+      proxy.faults.corruptNext({kind: 'json'})
+      const call = {jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'deploy'}}
+      expect(await textOf(url, {method: 'POST', body: JSON.stringify(call)})).toBe(`data: {not json\n\n${frames}`)
+    })
+  })
+
   it('passes a body through byte for byte, cuts it exactly where told, and corrupts the next tools/call', async () => {
     const frames = 'id: a\ndata: one\n\nid: b\ndata: two\n\nid: c\ndata: three\n\n'
     const proxy = createFaultProxy(() => new Response(frames, {headers: {'content-type': 'text/event-stream'}}))

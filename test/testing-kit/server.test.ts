@@ -126,6 +126,12 @@ describe.each(backends)('reference server over %s', (backend) => {
       expect(await answer.json()).toMatchObject({result: {content: [{type: 'text', text: 'yes'}]}})
     })
 
+    it('a stream with nothing to send yet answers at once: a standalone GET has its headers before any event', async () => {
+      const standalone = await (await rawClient(await serve(backend))).get()
+      expect([standalone.status, standalone.headers.get('content-type')]).toEqual([200, 'text/event-stream'])
+      expect(await readEvents(standalone, 1, 100)).toEqual({events: [], ending: 'timeout'})
+    })
+
     it('standalone: false answers GET with 405', async () => {
       const served = await serve(backend, {standalone: false})
       expect((await (await rawClient(served)).get()).status).toBe(405)
