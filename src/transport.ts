@@ -57,7 +57,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task), {limits: this.#options.limits, emit: (event) => this.#emit(event)})
     this.#inbox = new Inbox({
       deliver: (message) => this.deliver(message),
-      answered: (wireId) => this.#streams.markAnswered(wireId),
+      answered: (wireId) => {
+        this.#streams.markAnswered(wireId)
+        this.#journal.answered(wireId)
+      },
       resendAnswer: (answer) => this.#track(this.#resend(answer)),
       onEvent: (event) => this.#emit(event),
       forgetKept: (key) => this.#track(this.#session.keep(key, undefined)),

@@ -163,7 +163,8 @@ export class CallJournal {
 
   /**
    * `message` is about to be delivered: a journaled call's task handle or `input_required` round is stored first
-   * (resolves once it is), its progress noted; the answer the Client receives ends its record.
+   * (resolves once it is), its progress noted; the answer the Client receives ends its record once it has it
+   * ({@link answered}).
    */
   receiving(message: JSONRPCMessage): Promise<void> | undefined {
     if (!this.#host.callJournal) return undefined
@@ -179,7 +180,7 @@ export class CallJournal {
     }
     const entry = this.#byWire.get(responseId)
     if (entry === undefined) return undefined
-    if ('error' in message) return entry.inherited ? this.#update(entry, {state: 'failed', error: message.error as unknown as JsonValue}) : this.#deliver(entry)
+    if ('error' in message) return entry.inherited ? this.#update(entry, {state: 'failed', error: message.error as unknown as JsonValue}) : undefined
     const result = (message as {result: JsonObject}).result
     if (result['resultType'] === 'task' && typeof result['taskId'] === 'string') {
       const {taskId, status, statusMessage, pollIntervalMs} = result as {taskId: string; status?: string; statusMessage?: string; pollIntervalMs?: number}
@@ -190,7 +191,18 @@ export class CallJournal {
       const requestState = typeof result['requestState'] === 'string' ? result['requestState'] : undefined
       return this.#durable(this.#update(entry, {state: 'input-required', inputRequests: result['inputRequests'] as JsonObject | undefined, resume: {requestState}}))
     }
-    return entry.inherited ? this.#update(entry, {state: 'completed', result}) : this.#deliver(entry)
+    return entry.inherited ? this.#update(entry, {state: 'completed', result}) : undefined
+  }
+
+  /**
+   * The Client has the answer to wire request `wireId`: the call goes, in the background (a crash in between leaves a
+   * record the next process reports `outcome-unknown`, the cautious side). Never before: the progress that came with
+   * the answer is delivered first, and no call leaves the store while its answer has not reached the Client.
+   */
+  answered(wireId: number): void {
+    const entry = this.#byWire.get(wireId)
+    // A task handle or an `input_required` round answered one leg: the call goes on.
+    if (entry?.state === 'sent') this.#host.track(this.#deliver(entry))
   }
 
   /** Sending wire request `wireId` failed, and the Client hears it from `send()`: its call's record goes. */

@@ -3,9 +3,10 @@
  * that story describes, with the SDK Client on top: both must end well with this transport.
  */
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
+import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
-import {connect, eventsOf, until, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
 import {codeOf} from '../fixtures/wire.ts'
 
 describe('failure 1: a restart without the event ID', () => {
@@ -122,7 +123,21 @@ describe('a session that expires under calls sent at once', () => {
   it('rejects every call with session-expired, emits one session-expired naming the session, and leaves onerror quiet', async () => {
     const mock = useMock()
     const {client, transport, events, errors} = await connect()
-    mock.faults.expireSession(transport.sessionId)
+    // Kept open and silent, the standalone stream does not find the session gone before the calls do.
+    mock.faults.expireSession(transport.sessionId, {closeConnections: false})
+    // The server answers neither call before it has both: msw 3 runs a handler some turns after its fetch, and the
+    // first 404 would end the session before the second call reached the server.
+    let seen = 0
+    let bothSeen: () => void = () => {}
+    const both = new Promise<void>((resolve) => (bothSeen = resolve))
+    network.use(
+      http.post(url, async ({request}) => {
+        if (((await request.clone().json()) as {method?: string}).method !== 'tools/call') return undefined
+        if (++seen === 2) bothSeen()
+        await both
+        return mock.handle(request)
+      }),
+    )
     const calls = await Promise.all([client.callTool({name: 'echo'}), client.callTool({name: 'echo'})].map((call) => call.catch((error: unknown) => error)))
     expect(calls.map(codeOf)).toEqual(['session-expired', 'session-expired'])
     expect(mock.requests('POST', 'tools/call').map((entry) => entry.status)).toEqual([404, 404])

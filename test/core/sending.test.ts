@@ -7,7 +7,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {getEventListeners} from 'node:events'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId, type JsonValue, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
 import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {codeOf, encoder, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
@@ -298,24 +298,25 @@ describe('a call waiting on its stream when the session ends', () => {
 })
 
 describe('a cancellation', () => {
-  /** A store whose deletes of journaled calls wait for `open()`. */
+  /** A store whose writes of a journaled call's `input_required` round wait for `open()`. */
   class GatedStore extends MemoryStore {
     held = 0
     open = (): void => {}
     #gate = new Promise<void>((resolve) => {
       this.open = resolve
     })
-    override async delete(key: string): Promise<void> {
-      if (key.includes('#call:')) {
+    override async set(key: string, value: JsonValue): Promise<void> {
+      if (key.includes('#call:') && (value as {state?: unknown}).state === 'input-required') {
         this.held++
         await this.#gate
       }
-      return super.delete(key)
+      return super.set(key, value)
     }
   }
 
   it('of a call whose JSON answer came but is not delivered yet is posted naming its wire ID; the answer then reaches no one', async () => {
-    const posts = scripted()
+    // An input_required round is stored before the Client sees it: the cancellation comes while that write is held.
+    const posts = scripted((body) => (body.method === 'tools/call' ? HttpResponse.json({jsonrpc: '2.0', id: body.id, result: {resultType: 'input_required', requestState: 'rs'}}) : undefined))
     const store = new GatedStore()
     const {transport, messages, events} = await initialized({store, callJournal: true})
     const sent = transport.send(call(3))
