@@ -44,9 +44,6 @@ export class EventStream {
     let connection: Connection | undefined
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
-        // An empty write sends the head at once, as the Node adapter flushes it: msw 3 sends a mocked head with the
-        // body's first write, and a stream with nothing to replay may stay silent for long.
-        controller.enqueue(new Uint8Array(0))
         const opened = new Connection(controller, cut, () => {
           if (this.connection === opened) this.connection = undefined
         })
