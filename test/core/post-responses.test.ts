@@ -197,7 +197,8 @@ describe('server close with retry', () => {
     let wireId: JsonRpcId | undefined
     const calls = answerToolCalls((id) => {
       wireId = id
-      return sse([`retry: ${retryMs}\nid: e1\ndata: \n\n`, frame('e2', note)], 'close')
+      // Sent whole, so that the stream closes as it opens: the `retry` wait counts from the close.
+      return new HttpResponse(`retry: ${retryMs}\nid: e1\ndata: \n\n${frame('e2', note)}`, {headers: {'content-type': 'text/event-stream'}})
     })
     const resumes = answerResumes(() => sse([frame('e3', result(wireId!))]))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})

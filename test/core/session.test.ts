@@ -5,7 +5,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type TransportEvent} from '../../src/index.ts'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type FetchLike, type TransportEvent} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {failure} from '../fixtures/wire.ts'
@@ -39,6 +39,17 @@ function sessionHeaders(reply: (body: {method?: string}) => Response): (string |
   return seen
 }
 
+/** A fetch that hands over every answer carrying a session ID with `sessionId` instead. */
+function withSessionId(sessionId: string): FetchLike {
+  return async (input, init) => {
+    const response = await fetch(input, init)
+    if (!response.headers.has('mcp-session-id')) return response
+    const headers = new Headers(response.headers)
+    headers.set('mcp-session-id', sessionId)
+    return new Response(response.body, {status: response.status, headers})
+  }
+}
+
 describe('the session comes from the initialize response', () => {
   it('takes a visible-ASCII session ID from initialize, reports and stores it', async () => {
     const sessionId = '!S-1.a~Z'
@@ -54,14 +65,16 @@ describe('the session comes from the initialize response', () => {
     await client.close()
   })
 
+  // undici refuses a control character in a header it reads (HPE_INVALID_HEADER_TOKEN), so msw 3, which answers
+  // through it, cannot send one: a fetch of the app's own may hand one over (the Fetch standard's Headers take it).
   it.each([
-    ['a space', 'bad id'],
-    ['a control character', 'bad\x01id'],
-    ['DEL (0x7F)', 'bad\x7Fid'],
-    ['a non-ASCII character', 'caf\xE9'],
-  ])('a session ID with %s fails connect with protocol, and nothing more is sent', async (_what, sessionId) => {
-    const mock = useMock({sessionIds: [sessionId]})
-    const error = await failure(connect())
+    ['a space', 'bad id', 'the wire'],
+    ['a control character', 'bad\x01id', 'a fetch'],
+    ['DEL (0x7F)', 'bad\x7Fid', 'a fetch'],
+    ['a non-ASCII character', 'caf\xE9', 'the wire'],
+  ] as const)('a session ID with %s fails connect with protocol, and nothing more is sent', async (_what, sessionId, from) => {
+    const mock = useMock(from === 'the wire' ? {sessionIds: [sessionId]} : {})
+    const error = await failure(connect(from === 'the wire' ? {} : {fetch: withSessionId(sessionId)}))
     expect(isTransportError(error, 'protocol')).toBe(true)
     expect(mock.log.map((entry) => entry.rpcMethod ?? entry.method)).toEqual(['initialize'])
   })

@@ -7,7 +7,7 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 import {isTransportError, type JsonRpcId, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import type {ReferenceServer} from '../../src/testing/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock, type Harness} from '../fixtures/harness.ts'
-import {quiet, realTurns} from '../fixtures/timing.ts'
+import {advance, quiet, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
@@ -109,9 +109,9 @@ describe('the standalone GET stream', () => {
     const gets = scriptGets([() => sse([`retry: 3000\n${frame('g_1', listChanged)}`])])
     const {client, events, transport} = await connectFaked({}, gets)
     expect(gets).toHaveLength(1)
-    await vi.advanceTimersByTimeAsync(2990)
+    await advance(2990)
     expect(gets).toHaveLength(1)
-    await vi.advanceTimersByTimeAsync(20)
+    await advance(20)
 
     expect(gets).toEqual([
       {sessionId: 'session-1', lastEventId: undefined},
@@ -129,10 +129,10 @@ describe('the standalone GET stream', () => {
     const gets = scriptGets([() => sse([frame(undefined, listChanged)])])
     const {client, events, transport} = await connectFaked({reconnect: {minDelayMs: 1000, maxDelayMs: 2000}}, gets)
     expect(gets).toHaveLength(1)
-    await vi.advanceTimersByTimeAsync(990)
+    await advance(990)
     // No `retry`: exponential backoff with jitter, so not at once.
     expect(gets).toHaveLength(1)
-    await vi.advanceTimersByTimeAsync(1020)
+    await advance(1020)
 
     expect(gets).toEqual([
       {sessionId: 'session-1', lastEventId: undefined},
@@ -161,9 +161,9 @@ describe('the standalone GET stream', () => {
     const gets = scriptGets(script)
     const {client, events, errors} = await connectFaked({reconnect: {maxAttempts: 3, minDelayMs: 100, maxDelayMs: 300, factor: 10}}, gets)
     // Uncapped, the second backoff of each series alone would be 1000 ms or more.
-    await vi.advanceTimersByTimeAsync(2000)
+    await advance(2000)
     expect(eventsOf(events, 'stream-degraded')).toMatchObject([{stream: 'standalone'}])
-    await vi.advanceTimersByTimeAsync(60_000)
+    await advance(60_000)
 
     // Held open once the server answered: no further GET, however long.
     expect(gets).toHaveLength(script.length + 1)
@@ -179,7 +179,7 @@ describe('the standalone GET stream', () => {
     const script = [() => sse([frame(undefined, listChanged)]), status(503), status(503)]
     const gets = scriptGets(script)
     const {client, events} = await connectFaked({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 600_000}}, gets)
-    await vi.advanceTimersByTimeAsync(1000)
+    await advance(1000)
     expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
     expect(gets).toHaveLength(3)
 
@@ -197,10 +197,10 @@ describe('the standalone GET stream', () => {
     const reconnectionOptions = {maxRetries: 2, initialReconnectionDelay: 100, maxReconnectionDelay: 300, reconnectionDelayGrowFactor: 10}
     const {client, events, errors} = await connectFaked({reconnect: undefined, reconnectionOptions}, gets)
     // Uncapped, the second backoff alone would be 1000 ms or more; the first slow attempt comes 300 ms later.
-    await vi.advanceTimersByTimeAsync(500)
+    await advance(500)
     expect(gets).toHaveLength(3)
     expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
-    await vi.advanceTimersByTimeAsync(60_000)
+    await advance(60_000)
 
     expect(gets).toHaveLength(5)
     expect(errors).toHaveLength(1)
@@ -428,15 +428,23 @@ describe('without a session', () => {
 describe('a connection that lived', () => {
   it('maxDelayMs and closed without an event is no failed attempt: a fresh series, never degraded', async () => {
     useMock()
-    // Closed exactly maxDelayMs after it opened, by the fake clock.
+    // Closed exactly maxDelayMs after it opened, by the fake clock; an empty first chunk sends its head at once, as sse() does.
     const longLived = (): Response =>
-      new Response(new ReadableStream({start: (controller) => void setTimeout(() => controller.close(), 1000)}), {headers: {'content-type': 'text/event-stream'}})
+      new Response(
+        new ReadableStream({
+          start: (controller) => {
+            controller.enqueue(new Uint8Array(0))
+            setTimeout(() => controller.close(), 1000)
+          },
+        }),
+        {headers: {'content-type': 'text/event-stream'}},
+      )
     const gets = scriptGets([longLived])
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date']})
     const {client, events} = await connect({reconnect: {maxAttempts: 1, minDelayMs: 10, maxDelayMs: 1000}})
     await realTurns(() => gets.length === 1)
-    await vi.advanceTimersByTimeAsync(1000)
-    await vi.advanceTimersByTimeAsync(100)
+    await advance(1000)
+    await advance(100)
     await realTurns(() => gets.length === 2)
 
     expect(gets).toHaveLength(2)
@@ -465,11 +473,11 @@ describe('degraded', () => {
     useMock()
     const gets = scriptGets([() => sse([frame(undefined, listChanged)]), ...Array.from({length: 20}, () => status(503))])
     const {client, events} = await connectFaked({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 1000, factor: 2}}, gets)
-    await vi.advanceTimersByTimeAsync(200)
+    await advance(200)
     expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
     expect(gets).toHaveLength(3)
     for (const expected of [4, 5, 6]) {
-      await vi.advanceTimersByTimeAsync(1000)
+      await advance(1000)
       expect(gets).toHaveLength(expected)
     }
     await client.close()
@@ -481,10 +489,10 @@ describe('degraded', () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date']})
     const {client, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 1000, factor: 2}})
     await realTurns(() => gets.length === 1)
-    for (let step = 0; step < 50 && eventsOf(events, 'stream-degraded').length === 0; step++) await vi.advanceTimersByTimeAsync(10)
+    for (let step = 0; step < 50 && eventsOf(events, 'stream-degraded').length === 0; step++) await advance(10)
     expect(gets).toHaveLength(3)
     // Two slow attempts fail, the third opens: three waits of maxDelayMs.
-    await vi.advanceTimersByTimeAsync(3000)
+    await advance(3000)
     await realTurns(() => eventsOf(events, 'stream-recovered').length === 1)
     const [recovered] = eventsOf(events, 'stream-recovered')
     expect(gets).toHaveLength(6)

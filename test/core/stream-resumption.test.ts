@@ -14,7 +14,7 @@ import {
 } from '../../src/index.ts'
 import type {Cut, ReferenceServer, ReferenceServerOptions} from '../../src/testing/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock, type GetAnswer, type Harness, type SeenGet} from '../fixtures/harness.ts'
-import {quiet, realTurns} from '../fixtures/timing.ts'
+import {advance, quiet, realTurns} from '../fixtures/timing.ts'
 import {codeOf, frame, sse, tap} from '../fixtures/wire.ts'
 
 const passThrough: GetAnswer = () => undefined
@@ -274,11 +274,11 @@ describe('stream resumption', () => {
     await realTurns(() => gets.length === 1)
     await realTurns(() => eventsOf(events, 'reconnect-failed').length === 1)
     // Each backoff is 1000 to 1500 ms: the first retry by 1500 ms, the second not before 2000 ms.
-    await vi.advanceTimersByTimeAsync(998)
+    await advance(998)
     expect(gets).toHaveLength(1)
-    await vi.advanceTimersByTimeAsync(502)
+    await advance(502)
     expect(gets).toHaveLength(2)
-    await vi.advanceTimersByTimeAsync(1500)
+    await advance(1500)
     expect(gets).toHaveLength(3)
     expect(gets.every((get) => get.lastEventId === undefined && get.sessionId === 'session-1')).toBe(true)
     expect(eventsOf(events, 'reconnect-failed').map((event) => isTransportError(event.error) && event.error.status)).toEqual([409, 409])
@@ -323,13 +323,13 @@ describe('stream resumption', () => {
     const b = await call()
 
     // B sent no retry: it backs off (a few ms here), it does not wait A's 5 s.
-    await vi.advanceTimersByTimeAsync(50)
+    await advance(50)
     expect(resumed(b.cursor)).toBe(true)
     expect(b.done()).toBe(true)
     expect(resumed(a.cursor)).toBe(false)
-    await vi.advanceTimersByTimeAsync(4900)
+    await advance(4900)
     expect(resumed(a.cursor)).toBe(false)
-    await vi.advanceTimersByTimeAsync(100)
+    await advance(100)
     expect(resumed(a.cursor)).toBe(true)
     expect(await a.result).toMatchObject({content: [{type: 'text', text: 'done after 1 steps'}]})
     expect(mock.executions).toEqual({slow: 2})
