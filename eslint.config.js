@@ -46,7 +46,7 @@ export default defineConfig(
     files: ['src/**/*.ts'],
     plugins: {'import-x': importX},
     settings: {'import-x/resolver-next': [createNodeResolver({extensions: ['.ts', '.js']})]},
-    rules: {'import-x/no-cycle': 'error', 'import-x/no-restricted-paths': ['error', {zones: layers}]},
+    rules: {'import-x/no-cycle': 'error', 'import-x/no-restricted-paths': ['error', {zones: layers, basePath: import.meta.dirname}]},
   },
   {
     files: ['src/**/*.ts'],

@@ -176,10 +176,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   /** Ends the session with `DELETE`. 200, 204, 404 and 405 all clear the local session and its cursors. */
   async terminateSession(): Promise<void> {
-    const lifetime = this.#requireStarted()
+    const {signal} = this.#requireStarted()
     const sessionId = this.#session.id
     if (sessionId === undefined) return
-    const status = await deleteSession(this.#postHost, sessionId, lifetime.signal)
+    const status = await deleteSession(this.#postHost, sessionId, signal)
     await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
     this.#emit({type: 'session-terminated', sessionId, status})
   }
@@ -244,8 +244,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const responseId = responseIdOf(message)
     // Stryker disable next-line ConditionalExpression: a message that is no response has no result, without which settleOffer adopts nothing
     if (responseId !== undefined) {
-      const result = 'result' in message ? (message.result as JsonValue) : undefined
-      const adopted = this.#session.settleOffer(responseId, result)
+      const adopted = this.#session.settleOffer(responseId, 'result' in message ? (message.result as JsonValue) : undefined)
       if (adopted !== undefined) {
         this.#metrics.newSessions++
         this.#emit({type: 'session-started', sessionId: adopted})
@@ -274,8 +273,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   /** Opens the standalone GET stream, unless it is open, not offered, or the era has none. */
   #openStandalone(opening: Opening, stored: StreamInit['stored']): void {
-    if (this.#session.stateless || !this.#standaloneOffered || this.#streams.has('standalone')) return
-    if (this.#lifetime === undefined) return
+    if (this.#lifetime === undefined || this.#session.stateless || !this.#standaloneOffered || this.#streams.has('standalone')) return
     const stream = this.#streams.add(this.#lifetime.signal, {kind: 'standalone', requestId: undefined, call: undefined, orphan: false, stored})
     this.#track(this.#lifecycle.open(stream, opening))
   }
