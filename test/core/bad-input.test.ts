@@ -69,7 +69,8 @@ describe('bad data from the server', () => {
     await transport.start()
     const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
     await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
-    answerToolCalls(() => sse(['retry: 300\nid: e1\ndata: \n\n', `retry: ${bad}\nid: e2\ndata: \n\n`]))
+    // One chunk, so that the stream closes as it opens: the `retry` wait counts from its close.
+    answerToolCalls(() => sse([`retry: 300\nid: e1\ndata: \n\nretry: ${bad}\nid: e2\ndata: \n\n`]))
     const resumes: (string | null)[] = []
     network.use(
       http.get(url, ({request}) => {

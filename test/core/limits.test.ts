@@ -147,7 +147,8 @@ describe('event IDs', () => {
     await until(() => mock.requests('GET').length === 1)
     // 1,500 IDs of 4,000 characters: 6 M characters, which the count alone (1,024 to 2,048) would all keep.
     const ids = Array.from({length: 1500}, (_, n) => `${n}:`.padEnd(4000, 'x'))
-    answerToolCalls((id, token) => sse([...ids.map((eventId, n) => frame(eventId, progress(token, n))), frame('last', result(id))]))
+    // At once, as a flood comes: one chunk of 6 MB, not 1,501 paced ones.
+    answerToolCalls((id, token) => sse([[...ids.map((eventId, n) => frame(eventId, progress(token, n))), frame('last', result(id))].join('')]))
     let progressed = 0
     await client.callTool({name: 'echo'}, undefined, {onprogress: () => progressed++})
 
@@ -205,7 +206,8 @@ describe('a flood of server requests', () => {
         return new Response(null, {status: 202})
       }),
     )
-    interceptGets(mock, () => sse(Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})), 'open'))
+    // The flood in one chunk: every ping there before the first is answered.
+    interceptGets(mock, () => sse([Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join('')], 'open'))
     const {client, events, transport} = await connect()
     delivered = tap(transport)
     await until(() => answered.size === pings, 20_000)
