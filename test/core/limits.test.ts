@@ -9,7 +9,7 @@ import {CreateMessageRequestSchema, LoggingMessageNotificationSchema} from '@mod
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock, warningsDuring} from '../fixtures/harness.ts'
 import {flush, quiet, realTurns} from '../fixtures/timing.ts'
-import {answerToolCalls, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
+import {answerToolCalls, chunkGapMs, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
 const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
 
@@ -30,9 +30,9 @@ describe('retry from the server', () => {
     const resumes = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e2', result(wireId as number))])))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     const call = client.callTool({name: 'echo'}, undefined, {timeout: 10 * defaultLimits.maxRetryMs})
-    // The cut comes 10 ms after the event (fake time): from then on, the stream waits its capped retry.
+    // The cut comes chunkGapMs and 10 ms after the event (fake time): from then on, the stream waits its capped retry.
     await realTurns(() => eventsOf(events, 'limit-exceeded').length === 1)
-    await vi.advanceTimersByTimeAsync(10)
+    await vi.advanceTimersByTimeAsync(chunkGapMs + 10)
     await realTurns(() => eventsOf(events, 'reconnect-failed').length === 1)
     await flush()
     await vi.advanceTimersByTimeAsync(defaultLimits.maxRetryMs - 100)
@@ -40,6 +40,7 @@ describe('retry from the server', () => {
     expect(resumes).toEqual([])
     await vi.advanceTimersByTimeAsync(100)
     await realTurns(() => resumes.length === 1)
+    expect(resumes).toHaveLength(1)
     vi.useRealTimers()
 
     expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
@@ -205,7 +206,8 @@ describe('a flood of server requests', () => {
         return new Response(null, {status: 202})
       }),
     )
-    interceptGets(mock, () => sse(Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})), 'open'))
+    // One chunk: the flood arrives at once (sse() spaces chunks chunkGapMs apart, time enough to answer each ping).
+    interceptGets(mock, () => sse([Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join('')], 'open'))
     const {client, events, transport} = await connect()
     delivered = tap(transport)
     await until(() => answered.size === pings, 20_000)
