@@ -184,6 +184,38 @@ describe('event size', () => {
   })
 })
 
+describe('an event against limits.maxEventBytes', () => {
+  const log = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'y'.repeat(7 * 1024)}}
+  const thirds = (text: string): string[] => [0, 1, 2].map((third) => text.slice((third * text.length) / 3, ((third + 1) * text.length) / 3))
+  it.each([
+    ['whole, in one chunk', 4 * 1024, 'fails its connection, which is resumed from the event before'],
+    ['whole, in one chunk', 8 * 1024, 'is delivered'],
+    ['in three chunks', 4 * 1024, 'fails its connection, which is resumed from the event before'],
+    ['in three chunks', 8 * 1024, 'is delivered'],
+  ])('an event of 7 Ki characters that arrives %s, with maxEventBytes %i, %s', async (arrival, maxEventBytes, outcome) => {
+    const mock = useMock()
+    const {client, events} = await connect({limits: {maxEventBytes}})
+    await until(() => mock.requests('GET').length === 1)
+    const logged: unknown[] = []
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data))
+    let wireId: unknown
+    answerToolCalls((id, token) => {
+      wireId = id
+      const large = frame('e2', log)
+      return sse([frame('e1', progress(token, 1)), ...(arrival === 'in three chunks' ? thirds(large) : [large]), frame('e3', result(id))])
+    })
+    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e4', result(wireId as number))])))
+    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+
+    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+    const fails = outcome.startsWith('fails')
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual(fails ? [{sessionId: 'session-1', lastEventId: 'e1'}] : [])
+    expect(logged).toHaveLength(fails ? 0 : 1)
+    expect(eventsOf(events, 'limit-exceeded')).toEqual(fails ? [{type: 'limit-exceeded', limit: 'maxEventBytes', size: undefined, max: maxEventBytes, stream: 'request', requestId: wireId}] : [])
+    await client.close()
+  })
+})
+
 describe('a flood of server requests', () => {
   it('500 pings get every answer, never more than limits.maxConcurrentAnswers answer POSTs open at once, and the stream waits for the Client', async () => {
     const pings = 500
