@@ -8,7 +8,7 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 import {CreateMessageRequestSchema, LoggingMessageNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock, warningsDuring} from '../fixtures/harness.ts'
-import {flush, quiet, realTurns} from '../fixtures/timing.ts'
+import {flush, msUntil, quiet, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, chunkGapMs, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
 const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
@@ -48,6 +48,31 @@ describe('retry from the server', () => {
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
       {type: 'limit-exceeded', limit: 'maxRetryMs', size: 2147483647, max: 60_000, stream: 'request', requestId: wireId},
     ])
+    await client.close()
+  })
+
+  it.each([
+    [500, 'cut to it, and reported: the stream resumes 500 ms after its break', 500],
+    [1000, 'taken as it is: the stream resumes 800 ms after its break', 800],
+  ])('a retry of 800 ms with limits.maxRetryMs %i is %s', async (maxRetryMs, _what, waited) => {
+    const reported = waited < 800
+    const mock = useMock()
+    const {client, events} = await connect({limits: {maxRetryMs}})
+    await until(() => mock.requests('GET').length === 1)
+    let wireId: unknown
+    answerToolCalls((id) => {
+      wireId = id
+      return sse(['retry: 800\nid: e1\ndata: \n\n'], 'error')
+    })
+    const resumes = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e2', result(wireId as number))])))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    const call = client.callTool({name: 'echo'})
+    await msUntil(() => eventsOf(events, 'reconnect-failed').some((event) => event.stream === 'request'))
+    expect(await msUntil(() => resumes.length === 1)).toBe(waited)
+    vi.useRealTimers()
+
+    expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual(reported ? [{type: 'limit-exceeded', limit: 'maxRetryMs', size: 800, max: maxRetryMs, stream: 'request', requestId: wireId}] : [])
     await client.close()
   })
 
@@ -125,20 +150,26 @@ describe('event IDs', () => {
     await client.close()
   })
 
-  it('an event ID of exactly limits.maxEventIdBytes characters is sent back', async () => {
+  it.each([
+    ['exactly limits.maxEventIdBytes (8) characters is sent back', '12345678'],
+    ['one character past limits.maxEventIdBytes (8) is never sent back: cut right after it, the call is settled outcome-unknown', '123456789'],
+  ])('an event ID of %s', async (_what, eventId) => {
     const mock = useMock()
-    const {client} = await connect({limits: {maxEventIdBytes: 8}})
+    const {client, events} = await connect({limits: {maxEventIdBytes: 8}})
     await until(() => mock.requests('GET').length === 1)
     let wireId = 0
     answerToolCalls((id, token) => {
       wireId = id as number
-      return sse([frame('12345678', progress(token, 1))], 'error')
+      return sse([frame(eventId, progress(token, 1))], 'error')
     })
     const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e2', result(wireId))])))
-    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}}).catch((error: unknown) => error)
 
-    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
-    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([{sessionId: 'session-1', lastEventId: '12345678'}])
+    const sent = eventId.length <= 8
+    if (sent) expect(answer).toMatchObject({content: [{type: 'text', text: 'ok'}]})
+    else expect(codeOf(answer)).toBe('outcome-unknown')
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual(sent ? [{sessionId: 'session-1', lastEventId: eventId}] : [])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual(sent ? [] : [{type: 'limit-exceeded', limit: 'maxEventIdBytes', size: 9, max: 8, stream: 'request', requestId: wireId}])
     await client.close()
   })
 
