@@ -1,4 +1,4 @@
-import {createParser, type EventSourceMessage, type EventSourceParser} from 'eventsource-parser'
+import {createParser, ParseError, type EventSourceMessage, type EventSourceParser} from 'eventsource-parser'
 
 /** The events that arrived since the previous batch was taken, and the last `retry` among them. */
 export interface SseBatch {
@@ -64,18 +64,30 @@ export class EventBatches {
    */
   constructor(body: ReadableStream<Uint8Array>, signal: AbortSignal, maxEventBytes: number, tooLarge: () => void) {
     this.#maxAhead = Math.min(readAheadBytes, maxEventBytes)
+    const exceeded = (error: Error): void => {
+      this.#tooLarge = error
+      tooLarge()
+    }
     this.#parser = createParser({
       // [WHATWG SSE, dispatch] a block's `id` sets the last event ID even when the block has no `data` and
       // dispatches nothing (an ID-only priming event): it goes in as an event without data, which moves the cursor
       // and delivers nothing. The parser reports a block's ID just before its event, which then takes its place.
       onId: (id) => {
+        // Nothing after an event too large is taken: the stream resumes from the event before it.
+        if (this.#tooLarge !== undefined) return
         this.#events.push({id, event: undefined, data: ''})
         this.#eventsWeight += eventOverheadBytes
       },
       onEvent: (event) => {
+        if (this.#tooLarge !== undefined) return
         if (event.id !== undefined) {
           this.#events.pop()
           this.#eventsWeight -= eventOverheadBytes
+        }
+        // The parser bounds only what it holds of an event still arriving: one that came whole in a chunk is measured here.
+        if (event.data.length > maxEventBytes) {
+          exceeded(new ParseError(`An event of ${event.data.length} characters exceeded the max buffer size of ${maxEventBytes} characters`, {type: 'max-buffer-size-exceeded'}))
+          return
         }
         this.#events.push(event)
         // A request has an `id` member; so has a response (one a stream) and maybe some notification: a batch made
@@ -87,9 +99,7 @@ export class EventBatches {
       onRetry: (value) => (this.#retryMs = value),
       // Past `maxBufferSize` the parser stops for good (it reports that once): `take` feeds it no more.
       onError: (error) => {
-        if (error.type !== 'max-buffer-size-exceeded') return
-        this.#tooLarge = error
-        tooLarge()
+        if (error.type === 'max-buffer-size-exceeded') exceeded(error)
       },
       maxBufferSize: maxEventBytes,
     })

@@ -8,6 +8,7 @@ import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprot
 import fc from 'fast-check'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
+import type {ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import type {ReferenceServer} from '../../src/testing/index.ts'
 import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
 import {answerToolCalls, encoder, frame, result, sse, tap} from '../fixtures/wire.ts'
@@ -69,10 +70,10 @@ function gatedSampling(client: Client): {calls: () => number; release: () => voi
   return {calls: () => calls, release}
 }
 
-async function setup(toMock?: (index: number) => boolean) {
+async function setup(toMock?: (index: number) => boolean, options: ResumableHTTPClientTransportOptions = {}) {
   const mock = useMock()
   const gets = serveGets(mock, toMock)
-  const harness = await connect()
+  const harness = await connect(options)
   await until(() => gets.lastEventIds.length === 1)
   return {...harness, mock, gets, delivered: tap(harness.transport)}
 }
@@ -213,6 +214,23 @@ describe('de-duplication', () => {
     expect(countOf(s.delivered, 1)).toBe(2)
     expect(countOf(s.delivered, 5000)).toBe(1)
     expect(eventsOf(s.events, 'duplicate-dropped')).toEqual([{type: 'duplicate-dropped', what: 'event', id: 'e5000'}])
+    await s.client.close()
+  })
+
+  it.each([
+    [16, 'delivered again, the stream having forgotten it', 2],
+    [1024, 'dropped', 1],
+  ])('bounded in characters: with limits.dedupeBytes %i, an event replayed after 60 characters of newer event IDs is %s', async (dedupeBytes, _what, deliveries) => {
+    const s = await setup(undefined, {limits: {dedupeBytes}})
+    const ids = Array.from({length: 21}, (_, n) => n)
+    // e00 to e20, then e00 again: an ID out of order, looked up among those the stream remembers.
+    s.gets.channels[0]!.push(...ids.map((n) => frame(`e${String(n).padStart(2, '0')}`, note(n))), frame('e00', note(0)), frame('e21', note(21)))
+    await until(() => countOf(s.delivered, 21) === 1)
+
+    expect(countOf(s.delivered, 0)).toBe(deliveries)
+    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual(deliveries === 1 ? [{type: 'duplicate-dropped', what: 'event', id: 'e00'}] : [])
+    expect(eventsOf(s.events, 'limit-exceeded').every((event) => event.limit === 'dedupeBytes' && event.max === dedupeBytes)).toBe(true)
+    expect(eventsOf(s.events, 'limit-exceeded').length > 0).toBe(deliveries === 2)
     await s.client.close()
   })
 

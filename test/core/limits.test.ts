@@ -8,8 +8,8 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 import {CreateMessageRequestSchema, LoggingMessageNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock, warningsDuring} from '../fixtures/harness.ts'
-import {flush, quiet, realTurns} from '../fixtures/timing.ts'
-import {answerToolCalls, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
+import {flush, msUntil, quiet, realTurns} from '../fixtures/timing.ts'
+import {answerToolCalls, chunkGapMs, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
 const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
 
@@ -30,9 +30,9 @@ describe('retry from the server', () => {
     const resumes = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e2', result(wireId as number))])))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     const call = client.callTool({name: 'echo'}, undefined, {timeout: 10 * defaultLimits.maxRetryMs})
-    // The cut comes 10 ms after the event (fake time): from then on, the stream waits its capped retry.
+    // The cut comes chunkGapMs and 10 ms after the event (fake time): from then on, the stream waits its capped retry.
     await realTurns(() => eventsOf(events, 'limit-exceeded').length === 1)
-    await vi.advanceTimersByTimeAsync(10)
+    await vi.advanceTimersByTimeAsync(chunkGapMs + 10)
     await realTurns(() => eventsOf(events, 'reconnect-failed').length === 1)
     await flush()
     await vi.advanceTimersByTimeAsync(defaultLimits.maxRetryMs - 100)
@@ -40,6 +40,7 @@ describe('retry from the server', () => {
     expect(resumes).toEqual([])
     await vi.advanceTimersByTimeAsync(100)
     await realTurns(() => resumes.length === 1)
+    expect(resumes).toHaveLength(1)
     vi.useRealTimers()
 
     expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
@@ -47,6 +48,31 @@ describe('retry from the server', () => {
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
       {type: 'limit-exceeded', limit: 'maxRetryMs', size: 2147483647, max: 60_000, stream: 'request', requestId: wireId},
     ])
+    await client.close()
+  })
+
+  it.each([
+    [500, 'cut to it, and reported: the stream resumes 500 ms after its break', 500],
+    [1000, 'taken as it is: the stream resumes 800 ms after its break', 800],
+  ])('a retry of 800 ms with limits.maxRetryMs %i is %s', async (maxRetryMs, _what, waited) => {
+    const reported = waited < 800
+    const mock = useMock()
+    const {client, events} = await connect({limits: {maxRetryMs}})
+    await until(() => mock.requests('GET').length === 1)
+    let wireId: unknown
+    answerToolCalls((id) => {
+      wireId = id
+      return sse(['retry: 800\nid: e1\ndata: \n\n'], 'error')
+    })
+    const resumes = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e2', result(wireId as number))])))
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    const call = client.callTool({name: 'echo'})
+    await msUntil(() => eventsOf(events, 'reconnect-failed').some((event) => event.stream === 'request'))
+    expect(await msUntil(() => resumes.length === 1)).toBe(waited)
+    vi.useRealTimers()
+
+    expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual(reported ? [{type: 'limit-exceeded', limit: 'maxRetryMs', size: 800, max: maxRetryMs, stream: 'request', requestId: wireId}] : [])
     await client.close()
   })
 
@@ -124,20 +150,26 @@ describe('event IDs', () => {
     await client.close()
   })
 
-  it('an event ID of exactly limits.maxEventIdBytes characters is sent back', async () => {
+  it.each([
+    ['exactly limits.maxEventIdBytes (8) characters is sent back', '12345678'],
+    ['one character past limits.maxEventIdBytes (8) is never sent back: cut right after it, the call is settled outcome-unknown', '123456789'],
+  ])('an event ID of %s', async (_what, eventId) => {
     const mock = useMock()
-    const {client} = await connect({limits: {maxEventIdBytes: 8}})
+    const {client, events} = await connect({limits: {maxEventIdBytes: 8}})
     await until(() => mock.requests('GET').length === 1)
     let wireId = 0
     answerToolCalls((id, token) => {
       wireId = id as number
-      return sse([frame('12345678', progress(token, 1))], 'error')
+      return sse([frame(eventId, progress(token, 1))], 'error')
     })
     const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e2', result(wireId))])))
-    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}}).catch((error: unknown) => error)
 
-    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
-    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([{sessionId: 'session-1', lastEventId: '12345678'}])
+    const sent = eventId.length <= 8
+    if (sent) expect(answer).toMatchObject({content: [{type: 'text', text: 'ok'}]})
+    else expect(codeOf(answer)).toBe('outcome-unknown')
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual(sent ? [{sessionId: 'session-1', lastEventId: eventId}] : [])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual(sent ? [] : [{type: 'limit-exceeded', limit: 'maxEventIdBytes', size: 9, max: 8, stream: 'request', requestId: wireId}])
     await client.close()
   })
 
@@ -184,6 +216,38 @@ describe('event size', () => {
   })
 })
 
+describe('an event against limits.maxEventBytes', () => {
+  const log = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'y'.repeat(7 * 1024)}}
+  const thirds = (text: string): string[] => [0, 1, 2].map((third) => text.slice((third * text.length) / 3, ((third + 1) * text.length) / 3))
+  it.each([
+    ['whole, in one chunk', 4 * 1024, 'fails its connection, which is resumed from the event before'],
+    ['whole, in one chunk', 8 * 1024, 'is delivered'],
+    ['in three chunks', 4 * 1024, 'fails its connection, which is resumed from the event before'],
+    ['in three chunks', 8 * 1024, 'is delivered'],
+  ])('an event of 7 Ki characters that arrives %s, with maxEventBytes %i, %s', async (arrival, maxEventBytes, outcome) => {
+    const mock = useMock()
+    const {client, events} = await connect({limits: {maxEventBytes}})
+    await until(() => mock.requests('GET').length === 1)
+    const logged: unknown[] = []
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data))
+    let wireId: unknown
+    answerToolCalls((id, token) => {
+      wireId = id
+      const large = frame('e2', log)
+      return sse([frame('e1', progress(token, 1)), ...(arrival === 'in three chunks' ? thirds(large) : [large]), frame('e3', result(id))])
+    })
+    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e4', result(wireId as number))])))
+    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+
+    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+    const fails = outcome.startsWith('fails')
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual(fails ? [{sessionId: 'session-1', lastEventId: 'e1'}] : [])
+    expect(logged).toHaveLength(fails ? 0 : 1)
+    expect(eventsOf(events, 'limit-exceeded')).toEqual(fails ? [{type: 'limit-exceeded', limit: 'maxEventBytes', size: undefined, max: maxEventBytes, stream: 'request', requestId: wireId}] : [])
+    await client.close()
+  })
+})
+
 describe('a flood of server requests', () => {
   it('500 pings get every answer, never more than limits.maxConcurrentAnswers answer POSTs open at once, and the stream waits for the Client', async () => {
     const pings = 500
@@ -206,7 +270,7 @@ describe('a flood of server requests', () => {
         return new Response(null, {status: 202})
       }),
     )
-    // The flood in one chunk: every ping there before the first is answered.
+    // One chunk: the flood arrives at once (sse() spaces chunks chunkGapMs apart, time enough to answer each ping).
     interceptGets(mock, () => sse([Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join('')], 'open'))
     const {client, events, transport} = await connect()
     delivered = tap(transport)

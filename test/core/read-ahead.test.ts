@@ -213,6 +213,25 @@ describe('the batches of a stream', () => {
     await batches.close()
   })
 
+  it('takes nothing from an event past maxEventBytes that came whole in one read, nor after it: not its ID, not the events behind it', async () => {
+    const {body, cancelled} = bodyOf([`id: 1\ndata: a\n\nid: 2\ndata: ${'x'.repeat(101)}\n\nid: 3\ndata: c\n\n`])
+    let reports = 0
+    const batches = new EventBatches(body, new AbortController().signal, 100, () => reports++)
+    await turns(20)
+    const taken: (string | undefined)[] = []
+    let failure: unknown
+    try {
+      for (let batch = await batches.next(); batch !== undefined; batch = await batches.next()) taken.push(...batch.events.map((event) => event.id))
+    } catch (error) {
+      failure = error
+    }
+    expect(taken).toEqual(['1'])
+    expect(failure).toMatchObject({type: 'max-buffer-size-exceeded'})
+    expect(reports).toBe(1)
+    expect(cancelled).toHaveLength(1)
+    await batches.close()
+  })
+
   it('on abort, rejects with the reason, and cancels a body that does not end by itself with that reason', async () => {
     const cancelled: unknown[] = []
     let pulls = 0

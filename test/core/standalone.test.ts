@@ -425,35 +425,6 @@ describe('without a session', () => {
   })
 })
 
-describe('a connection that lived', () => {
-  it('maxDelayMs and closed without an event is no failed attempt: a fresh series, never degraded', async () => {
-    useMock()
-    // Closed exactly maxDelayMs after it opened, by the fake clock; an empty first chunk sends its head at once, as sse() does.
-    const longLived = (): Response =>
-      new Response(
-        new ReadableStream({
-          start: (controller) => {
-            controller.enqueue(new Uint8Array(0))
-            setTimeout(() => controller.close(), 1000)
-          },
-        }),
-        {headers: {'content-type': 'text/event-stream'}},
-      )
-    const gets = scriptGets([longLived])
-    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date']})
-    const {client, events} = await connect({reconnect: {maxAttempts: 1, minDelayMs: 10, maxDelayMs: 1000}})
-    await realTurns(() => gets.length === 1)
-    await advance(1000)
-    await advance(100)
-    await realTurns(() => gets.length === 2)
-
-    expect(gets).toHaveLength(2)
-    expect(eventsOf(events, 'stream-degraded')).toEqual([])
-    expect(eventsOf(events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', attempt: 1}])
-    await client.close()
-  })
-})
-
 describe('degraded', () => {
   it('an authorization flow that failed on the GET reaches onerror once, as the stream degrades', async () => {
     useMock()

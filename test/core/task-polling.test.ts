@@ -144,9 +144,9 @@ describe('when a task is polled (fake clock)', () => {
   })
 
   /** The fake ms between the start and each of the first `count` polls. */
-  async function pollTimes(task: JsonValue, answers: object[], count: number): Promise<number[]> {
+  async function pollTimes(task: JsonValue, answers: object[], count: number, limits: ResumableHTTPClientTransportOptions['limits'] = {}): Promise<number[]> {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
-    const polled = await polling((id, index) => taskState(id, answers[index] ?? {status: 'working'}), {reconnect: {minDelayMs: 100, maxDelayMs: 300, factor: 2, maxAttempts: 1}}, task)
+    const polled = await polling((id, index) => taskState(id, answers[index] ?? {status: 'working'}), {reconnect: {minDelayMs: 100, maxDelayMs: 300, factor: 2, maxAttempts: 1}, limits}, task)
     const times: number[] = []
     let elapsed = 0
     for (let poll = 1; poll <= count; poll++) {
@@ -163,5 +163,18 @@ describe('when a task is polled (fake clock)', () => {
 
   it('with the interval its handle named, then with the one the latest answer named', async () => {
     expect(await pollTimes({taskId: 't1', status: 'working', pollIntervalMs: 30}, [{status: 'working', pollIntervalMs: 50}, {status: 'working'}], 3)).toEqual([30, 80, 180])
+  })
+
+  it("waits a server's pollIntervalMs no longer than limits.maxRetryMs: a task that asks to be polled every ten minutes is polled every maxRetryMs, not stalled", async () => {
+    const tenMinutes = {status: 'working', pollIntervalMs: 600_000}
+    expect(await pollTimes({taskId: 't1', ...tenMinutes}, [tenMinutes, tenMinutes], 3, {maxRetryMs: 250})).toEqual([250, 500, 750])
+  })
+
+  it.each([
+    [250, [250, 500, 750]],
+    [500, [400, 800, 1200]],
+  ])('with a pollIntervalMs of 400 ms and limits.maxRetryMs %i, polls at %j: the cap alone decides the wait', async (maxRetryMs, times) => {
+    const working = {status: 'working', pollIntervalMs: 400}
+    expect(await pollTimes({taskId: 't1', ...working}, [working, working], 3, {maxRetryMs})).toEqual(times)
   })
 })

@@ -2,11 +2,15 @@
 import {afterEach, describe, expect, it} from 'vitest'
 import {createReferenceServer} from '../../src/testing/index.ts'
 import {listen, type Listening} from '../../src/testing/node.ts'
-import {connectTo, eventsOf, until} from '../fixtures/client.ts'
+import {codeOf, connectTo, eventsOf, until} from '../fixtures/client.ts'
+import {startTcpProxy, type TcpProxy} from '../fixtures/tcp-proxy.ts'
 
 let server: Listening | undefined
+let proxy: TcpProxy | undefined
 afterEach(async () => {
+  await proxy?.close()
   await server?.close()
+  proxy = undefined
 })
 
 describe('real sockets', () => {
@@ -39,5 +43,26 @@ describe('real sockets', () => {
     await until(() => (mock.sessions()[0]?.streams ?? []).some((stream) => stream.connected))
     await client.close()
     await until(() => mock.session().streams.every((stream) => !stream.connected))
+  })
+})
+
+describe('a POST the server took, then cut', () => {
+  it('is never sent again, though the server would answer it: one POST reaches the server, the tool runs once, and the call settles outcome-unknown', async () => {
+    const mock = createReferenceServer()
+    server = await listen(mock)
+    proxy = await startTcpProxy({port: Number(new URL(server.url).port)})
+    const {client} = await connectTo(proxy.url('/mcp'))
+    // The server reads the whole POST and starts its answer; the connection is destroyed before a byte of it arrives.
+    const cut = proxy.cutNext({request: (chunk) => chunk.includes('"tools/call"'), at: () => 0})
+    const failed = await client.callTool({name: 'echo', arguments: {text: 'once'}}).catch((error: unknown) => error)
+    await cut
+
+    expect(codeOf(failed)).toBe('outcome-unknown')
+    expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
+    expect(mock.executions).toEqual({echo: 1})
+    // The cut was the first connection's only: the same POST again, the app's choice, is answered as usual.
+    await expect(client.callTool({name: 'echo', arguments: {text: 'again'}})).resolves.toMatchObject({content: [{type: 'text', text: 'echo: {"text":"again"}'}]})
+    expect(mock.executions).toEqual({echo: 2})
+    await client.close()
   })
 })

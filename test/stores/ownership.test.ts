@@ -2,7 +2,7 @@
  * Issue 16: one session, one owner. Transports sharing a store (tabs, processes) never share a session: the
  * second starts its own, or waits; a session whose owner went is adopted by the next transport that starts.
  */
-import {describe, expect, it} from 'vitest'
+import {afterEach, describe, expect, it, vi} from 'vitest'
 import {isLeaseLost, MemoryStore, type FetchLike} from '../../src/index.ts'
 import {expectAdoptionAfterClose} from '../fixtures/adoption.ts'
 import {expectLeaseContract} from '../fixtures/lease-contract.ts'
@@ -18,6 +18,20 @@ function recordingFetch(posted: {sessionId: string | null; id: unknown}[]): Fetc
     return fetch(input, init)
   }
 }
+
+/** `store`, whose leases' renewals never reach it (a paused process, a partition): a lease lapses at its TTL. */
+function renewalsLost(store: MemoryStore): MemoryStore {
+  const acquire = store.acquire.bind(store)
+  store.acquire = async (name, ttlMs) => {
+    const lease = await acquire(name, ttlMs)
+    return lease === undefined ? undefined : {token: lease.token, renew: () => Promise.resolve(true), release: () => lease.release()}
+  }
+  return store
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
 
 describe('MemoryStore leases', () => {
   it('gives one live lease per name, larger tokens to each next owner, and refuses the writes of a stale one', async () => {
@@ -67,6 +81,25 @@ describe('one owner per session', () => {
     await after.client.close()
   })
 
+  it("an owner whose renewals stopped keeps its session for its own leaseTtlMs: until its last millisecond another transport starts a session of its own, from then on it adopts that one", async () => {
+    useMock()
+    const store = renewalsLost(new MemoryStore())
+    // A fake clock for the leases only (MemoryStore reads Date): the network and the transports' timers run.
+    vi.useFakeTimers({toFake: ['Date'], now: 1_000_000})
+    const owner = await connect({store, leaseTtlMs: 5000})
+    expect(owner.transport.sessionId).toBe('session-1')
+
+    vi.setSystemTime(1_000_000 + 4999)
+    const meanwhile = await connect({store})
+    expect(meanwhile.transport.sessionId).toBe('session-2')
+    await meanwhile.client.close()
+    vi.setSystemTime(1_000_000 + 5000)
+    const next = await connect({store})
+    expect(next.transport.sessionId).toBe('session-1')
+    await next.client.close()
+    await owner.client.close()
+  })
+
   it("with ownership: 'wait', a second transport waits for the owner to let go, then adopts its session", async () => {
     useMock()
     const store = new MemoryStore()
@@ -113,13 +146,9 @@ describe('one owner per session', () => {
   it("a transport whose lease was taken over has its late writes refused, and says so through onEvent ('store-error')", async () => {
     useMock()
     const store = new MemoryStore()
-    // The first owner's renewals never reach the store (a paused process, a partition): its lease lapses.
     const acquire = store.acquire.bind(store)
-    store.acquire = async (name, ttlMs) => {
-      const lease = await acquire(name, ttlMs)
-      return lease === undefined ? undefined : {token: lease.token, renew: () => Promise.resolve(true), release: () => lease.release()}
-    }
-    const stale = await connect({store, leaseTtlMs: 60})
+    // The first owner's renewals never reach the store: its lease lapses.
+    const stale = await connect({store: renewalsLost(store), leaseTtlMs: 60})
     await new Promise((resolve) => setTimeout(resolve, 100))
     const taker = await acquire('mcp-resumable-http:http://mcp.test/mcp#lease', 10_000)
     expect(taker?.token).toBe(2)
