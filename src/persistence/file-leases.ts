@@ -1,4 +1,4 @@
-import {isAlive, thisHost} from './file-lock.ts'
+import {foundDead, ownHost} from './file-lock.ts'
 import type {Fence} from './lease.ts'
 import type {JsonValue} from './store.ts'
 
@@ -29,8 +29,7 @@ function leaseOf(value: JsonValue | undefined): LeaseRecord | undefined {
 
 /** Held by a live owner: not expired, and not a process found dead on this host. */
 function live(lease: LeaseRecord): boolean {
-  if (lease.expiresAt <= Date.now()) return false
-  return lease.host !== thisHost() || isAlive(lease.pid)
+  return lease.expiresAt > Date.now() && !foundDead(lease.pid, lease.host)
 }
 
 /** Takes lease `name` for `ttlMs` unless a live owner holds it; `took` receives the token, only if taken. */
@@ -39,7 +38,7 @@ export function acquireLease(name: string, ttlMs: number, took: (token: number) 
     const held = leaseOf(entries.get(name))
     if (held !== undefined && live(held)) return undefined
     const token = (held?.token ?? 0) + 1
-    entries.set(name, {token, expiresAt: Date.now() + ttlMs, pid: process.pid, host: thisHost()})
+    entries.set(name, {token, expiresAt: Date.now() + ttlMs, pid: process.pid, host: ownHost()})
     took(token)
     return name
   }

@@ -67,7 +67,7 @@ export class FileLock {
 
   /** Takes `<path>.lock` (created exclusively), waiting for its holder or breaking it when stale. */
   async acquire(): Promise<Lock> {
-    const owner: LockOwner = {pid: process.pid, host: thisHost(), token: randomBytes(8).toString('hex')}
+    const owner: LockOwner = {pid: process.pid, host: ownHost(), token: randomBytes(8).toString('hex')}
     const content = JSON.stringify(owner)
     // The lock appears with its owner already in it, as a hard link to this complete draft: a writer killed at any
     // point leaves no lock, or one naming a dead process, never an empty one that only its age can break.
@@ -149,11 +149,7 @@ export class FileLock {
       throw error
     }
     const age = Date.now() - seen.mtimeMs
-    const stale =
-      age > this.#staleMs ||
-      (owner === undefined
-        ? age > EMPTY_LOCK_GRACE_MS
-        : owner.host === thisHost() && !isAlive(owner.pid))
+    const stale = age > this.#staleMs || (owner === undefined ? age > EMPTY_LOCK_GRACE_MS : foundDead(owner.pid, owner.host))
     if (!stale) return false
     // Remove only the lock we judged: another writer may have broken it and taken a new one meanwhile.
     const now = await stat(this.#path).catch(() => undefined)
@@ -189,7 +185,7 @@ let exitHookInstalled = false
 function removeHeldLocksAtExit(): void {
   if (exitHookInstalled) return
   exitHookInstalled = true
-  process.once('exit', () => {
+  const removeHeld = (): void => {
     for (const [token, lockPath] of heldLocks) {
       try {
         // Stryker disable next-line StringLiteral,OptionalChaining: a Buffer parses as its UTF-8 text; no owner throws into the catch below, which skips the file as well
@@ -198,7 +194,11 @@ function removeHeldLocksAtExit(): void {
         // Gone already, or unreadable: a lock naming a dead process is broken by the next writer anyway.
       }
     }
-  })
+    heldLocks.clear()
+  }
+  process.once('exit', removeHeld)
+  // Deno.exit() fires the global `unload` event, not the process's 'exit'; Node has no global addEventListener.
+  ;(globalThis as {addEventListener?: (type: string, listener: () => void, options: {once: boolean}) => void}).addEventListener?.('unload', removeHeld, {once: true})
 }
 
 function parseLock(text: string): LockOwner | undefined {
@@ -214,21 +214,39 @@ function parseLock(text: string): LockOwner | undefined {
   return undefined
 }
 
-export function isAlive(pid: number): boolean {
+/**
+ * True only when process `pid` of `host` is known to be gone: `host` is this host and the system says there is
+ * no such process (ESRCH). Anything else says it may live, and its lock or lease is judged by its age: EPERM (a
+ * process of another user), and an error without a code (Deno without `--allow-run` throws `NotCapable`).
+ */
+export function foundDead(pid: number, host: string): boolean {
+  const here = thisHost()
+  if (here === undefined || host !== here) return false
   try {
     process.kill(pid, 0)
-    return true
+    return false
   } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return errorCode(error) === 'EPERM'
+    return errorCode(error) === 'ESRCH'
   }
 }
 
-let host: string | undefined
+/** The host written into a lock or a lease: empty when this host's name cannot be read, which no host matches. */
+export function ownHost(): string {
+  return thisHost() ?? ''
+}
+
 // Process IDs are only comparable on one host: a lock from another host is judged by its age.
-export function thisHost(): string {
-  host ??= hostname()
-  return host
+// null: the name cannot be read (Deno without `--allow-sys=hostname` throws) or is empty.
+let host: string | null | undefined
+function thisHost(): string | undefined {
+  if (host === undefined) {
+    try {
+      host = hostname() || null
+    } catch {
+      host = null
+    }
+  }
+  return host ?? undefined
 }
 
 export function errorCode(error: unknown): string | undefined {

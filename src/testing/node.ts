@@ -67,11 +67,18 @@ export async function listen(server: RequestHandler, options: ListenOptions = {}
 /**
  * Answers one Node request with a Web-standard handler: for mounting the reference server (or any
  * `(Request) => Promise<Response>`) in a Node server of your own. The response headers go out at once (an
- * SSE stream may stay silent), and a body that errors (a cut, as a fault) destroys the socket.
+ * SSE stream may stay silent), and a body that errors (a cut, as a fault) destroys the socket. A client gone
+ * before its request was read whole is not answered, and resolves it.
  */
 export async function serveNodeRequest(server: RequestHandler, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
   const chunks: Buffer[] = []
-  for await (const chunk of incoming) chunks.push(chunk as Buffer)
+  try {
+    for await (const chunk of incoming) chunks.push(chunk as Buffer)
+  } catch {
+    // The client went away while it sent its request (`aborted`): nobody is left to answer, and nothing escapes.
+    outgoing.destroy()
+    return
+  }
   const headers = new Headers()
   for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string') headers.set(name, value)
   const method = incoming.method ?? 'GET'

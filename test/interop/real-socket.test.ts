@@ -1,4 +1,5 @@
 /** Over real sockets on 127.0.0.1: a destroyed connection is a real network failure, not an injected one. */
+import {connect} from 'node:net'
 import {afterEach, describe, expect, it} from 'vitest'
 import {createReferenceServer} from '../../src/testing/index.ts'
 import {listen, type Listening} from '../../src/testing/node.ts'
@@ -43,6 +44,28 @@ describe('real sockets', () => {
     await until(() => (mock.sessions()[0]?.streams ?? []).some((stream) => stream.connected))
     await client.close()
     await until(() => mock.session().streams.every((stream) => !stream.connected))
+  })
+
+  it('a client gone while it sends its request body costs the server nothing: no error escapes, the next client is served', async () => {
+    const mock = createReferenceServer()
+    server = await listen(mock)
+    const escaped: unknown[] = []
+    const onRejection = (reason: unknown) => escaped.push(reason)
+    process.on('unhandledRejection', onRejection)
+    try {
+      const {port} = new URL(server.url)
+      const socket = connect(Number(port), '127.0.0.1')
+      await new Promise((resolve) => socket.once('connect', resolve))
+      // A body announced at 100 bytes, 10 of them sent, then the socket destroyed.
+      socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"')
+      await until(() => socket.bytesWritten > 0)
+      socket.destroy()
+      const {client} = await connectTo(server.url)
+      await client.close()
+      expect(escaped).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onRejection)
+    }
   })
 })
 

@@ -2,7 +2,7 @@
  * The package as an adopter meets it: built and packed (`npm pack`) from a copy of the manifest, checked by
  * publint and arethetypeswrong, installed with the SDK into one fresh consumer project (test/package/consumer),
  * then the one-line swap run in Node from ES modules and from CommonJS, type-checked with TypeScript's `node16`,
- * `bundler` and `node10` resolution, and bundled by Vite for headless Chromium, each time against the
+ * `bundler` and `node10` resolution and by Deno, and bundled by Vite for headless Chromium, each time against the
  * reference server of the installed `mcp-resumable-http/testing/node`.
  */
 import {execFile} from 'node:child_process'
@@ -109,7 +109,7 @@ describe('the packed package', () => {
 describe('a project that installs the tarball alone', () => {
   it('gets neither the SDK nor msw (optional peers), and loads every entry point but ./testing without them', async () => {
     expect((await readdir(join(bare, 'node_modules'))).sort()).toEqual(['.package-lock.json', '@noble', 'eventsource-parser', 'idb-keyval', 'is-network-error', 'mcp-resumable-http', 'p-retry'])
-    const entries = ['mcp-resumable-http', 'mcp-resumable-http/idb', 'mcp-resumable-http/node', 'mcp-resumable-http/redis', 'mcp-resumable-http/testing/node']
+    const entries = ['mcp-resumable-http', 'mcp-resumable-http/cloudflare', 'mcp-resumable-http/idb', 'mcp-resumable-http/node', 'mcp-resumable-http/redis', 'mcp-resumable-http/testing/node']
     const script = `for (const entry of ${JSON.stringify(entries)}) await import(entry)`
     await node(['--input-type=module', '-e', script], bare)
   }, 30_000)
@@ -133,6 +133,17 @@ describe('a fresh consumer project with the tarball and the SDK installed', () =
   it('TypeScript type-checks the example with bundler resolution, a CommonJS module with nodenext, and every entry point with node10', async () => {
     // They skip checking declaration files inside: the node16 compile above checks them all, the package's too.
     await Promise.all(['tsconfig.bundler.json', 'tsconfig.commonjs.json', 'tsconfig.node10.json'].map((config) => node([bin('typescript/bin/tsc'), '-p', config], consumer)))
+  }, 60_000)
+
+  it("Deno type-checks a module that uses the types of the entry points it serves against the installed package (deno check)", async () => {
+    // The installed copy, not dist/ by the package's own name: Deno reads that as local modules, whose .js it does
+    // not pair with their .d.ts (docs/runtimes.md).
+    try {
+      await run(bin('.bin/deno'), ['check', '--quiet', 'deno-types.ts'], {cwd: consumer, env: {...process.env, NO_COLOR: '1'}})
+    } catch (error) {
+      const {stdout = '', stderr = ''} = error as {stdout?: string; stderr?: string}
+      throw new Error(`deno check failed:\n${stdout}${stderr}`, {cause: error})
+    }
   }, 60_000)
 
   it('Vite bundles the swap for the browser, and headless Chromium runs it against the reference server', async (context) => {

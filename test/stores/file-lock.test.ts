@@ -238,10 +238,14 @@ describe('FileLock: whether a lock found is broken at once or waited for', () =>
     else expect(atPause).toEqual([typeof content === 'string' ? content : JSON.stringify(content)])
   })
 
-  test('an owner process of another user (kill says EPERM) is alive: its lock is waited for', async () => {
+  test.each([
+    ['of another user (kill says EPERM)', Object.assign(new Error('kill EPERM'), {code: 'EPERM'})],
+    // What Deno's process.kill throws without --allow-run: NotCapable, with no code.
+    ['the system will not tell of (kill throws an error without a code)', Object.assign(new Error('Requires run access'), {name: 'NotCapable'})],
+  ])('an owner process %s may be alive: its lock is waited for, never broken', async (_, refusal) => {
     await lockLeft({pid: deadPid, host, token: 'found'})
     vi.spyOn(process, 'kill').mockImplementation(() => {
-      throw Object.assign(new Error('kill EPERM'), {code: 'EPERM'})
+      throw refusal
     })
     const {lock, pauses} = stepped(() => unlink(path))
     await lock.acquire()
@@ -405,6 +409,31 @@ describe('FileLock: at process exit', () => {
       expect(hooks.syncReads.sort()).toEqual([paths[0], paths[1]])
     } finally {
       process.off('exit', exitHook)
+    }
+  })
+})
+
+describe('FileLock: at the global unload event (Deno.exit fires it, not the process\'s exit)', () => {
+  test('the locks still held are removed once, whichever of unload and exit comes first', async () => {
+    // Node has no global addEventListener: give this realm Deno's, an EventTarget, before a fresh module takes a lock.
+    const target = new EventTarget()
+    const global = globalThis as {addEventListener?: EventTarget['addEventListener']}
+    global.addEventListener = target.addEventListener.bind(target)
+    const before = process.listeners('exit')
+    try {
+      vi.resetModules()
+      const fresh = await import('../../src/persistence/file-lock.ts')
+      const lock = new fresh.FileLock(path, {staleMs: 2000, pause: async () => {}, signal: undefined, onError: () => {}})
+      await lock.acquire()
+      hooks.syncReads = []
+      target.dispatchEvent(new Event('unload'))
+      await expect(stat(path)).rejects.toMatchObject({code: 'ENOENT'})
+      // The process's exit after it finds nothing left: the one read was unload's.
+      for (const listener of process.listeners('exit').filter((listener) => !before.includes(listener))) (listener as () => void)()
+      expect(hooks.syncReads).toEqual([path])
+    } finally {
+      delete global.addEventListener
+      for (const listener of process.listeners('exit').filter((listener) => !before.includes(listener))) process.off('exit', listener)
     }
   })
 })
