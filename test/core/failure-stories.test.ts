@@ -6,7 +6,7 @@ import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, network, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
 import {codeOf} from '../fixtures/wire.ts'
 
 describe('failure 1: a restart without the event ID', () => {
@@ -123,7 +123,8 @@ describe('a session that expires under calls sent at once', () => {
   it('rejects every call with session-expired, emits one session-expired naming the session, and leaves onerror quiet', async () => {
     const mock = useMock()
     const {client, transport, events, errors} = await connect()
-    // Kept open and silent, the standalone stream does not find the session gone before the calls do.
+    // Served, then kept open and silent, the standalone stream does not find the session gone before the calls do.
+    await untilGetsServed()
     mock.faults.expireSession(transport.sessionId, {closeConnections: false})
     // The server answers neither call before it has both: msw 3 runs a handler some turns after its fetch, and the
     // first 404 would end the session before the second call reached the server.

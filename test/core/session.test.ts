@@ -6,7 +6,7 @@ import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type FetchLike, type TransportEvent} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, storedSession, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {failure} from '../fixtures/wire.ts'
 
@@ -188,6 +188,8 @@ describe('notifications and responses', () => {
   ])('a 4xx to %s rejects send with http and its status, and it is not sent again', async (_what, status, message) => {
     const mock = useMock()
     const {client, transport} = await connect()
+    // The standalone GET is served first, so that the log after the mark holds the POSTs alone.
+    await untilGetsServed()
     const before = mock.log.length
     mock.faults.failNext({method: 'POST', status})
     const error = await failure(transport.send(message))
@@ -283,9 +285,11 @@ describe('a 400 to a request', () => {
 describe('the sessionId option', () => {
   it('attaches to the session: no initialize, a GET without Last-Event-ID, one session resumption', async () => {
     const mock = useMock()
-    await (await connect()).client.close()
+    const first = await connect()
+    await untilGetsServed()
+    await first.client.close()
     const {client, transport, events} = await connect({sessionId: 'session-1'})
-    await until(() => mock.requests('GET').length === 2)
+    await until(() => mock.requests('GET').length >= 2)
     await client.callTool({name: 'echo'})
 
     expect(mock.requests('POST', 'initialize')).toHaveLength(1)
@@ -300,7 +304,9 @@ describe('the sessionId option', () => {
 
   it('a session the store does not know numbers its requests past the current time in microseconds: its used IDs are unknown', async () => {
     useMock()
-    await (await connect()).client.close()
+    const first = await connect()
+    await untilGetsServed()
+    await first.client.close()
     const ids: number[] = []
     const before = Date.now() * 1000
     const {client} = await connect({
@@ -345,7 +351,9 @@ describe('what the session says and writes', () => {
     ['after a handshake answered from the store', async () => (await connect({store: await storedSession(new MemoryStore())})).transport],
   ])('a notifications/initialized the app sends %s reaches the server: only the one of a replayed handshake is the server\'s already', async (_when, open) => {
     const mock = useMock()
-    await (await connect()).client.close()
+    const first = await connect()
+    await untilGetsServed()
+    await first.client.close()
     const transport = await open()
     const before = mock.requests('POST', 'notifications/initialized').length
     await transport.send(initialized)

@@ -234,7 +234,7 @@ describe('a corrupt store', () => {
     const store = await storedSession(new MemoryStore())
     await store.set(`mcp-resumable-http:${url}#stream:standalone`, {sessionId: 'session-1', lastEventId: 7})
     const after = await connect({store})
-    await until(() => mock.requests('GET').length === 2)
+    await until(() => mock.requests('GET').length >= 2)
     expect(mock.requests('GET').every((entry) => entry.lastEventId === undefined)).toBe(true)
     expect(eventsOf(after.events, 'record-discarded')).toHaveLength(1)
     await after.client.close()

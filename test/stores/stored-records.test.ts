@@ -110,7 +110,7 @@ describe('a stored stream record, field by field', () => {
     const {store} = await storedSession()
     await store.set(standaloneKey, record)
     const {client, events} = await connect({store})
-    await until(() => mock.requests('GET').length === 2)
+    await until(() => mock.requests('GET').length >= 2)
 
     expect(eventsOf(events, 'record-discarded')).toEqual(reason === undefined ? [] : [{type: 'record-discarded', key: standaloneKey, reason}])
     expect(mock.requests('GET')[1]!.lastEventId).toBe(reason === undefined ? 'e1' : undefined)
@@ -126,7 +126,7 @@ describe('a stored stream record, field by field', () => {
     const {store} = await storedSession()
     await store.set(standaloneKey, {sessionId: 'session-1', lastEventId})
     const {client, events} = await connect({store, limits: {maxEventIdBytes: 8}})
-    await until(() => mock.requests('GET').length === 2)
+    await until(() => mock.requests('GET').length >= 2)
 
     expect(eventsOf(events, 'record-discarded')).toEqual(reason === undefined ? [] : [{type: 'record-discarded', key: standaloneKey, reason}])
     expect(mock.requests('GET')[1]!.lastEventId).toBe(reason === undefined ? lastEventId : undefined)
@@ -138,7 +138,7 @@ describe('a stored stream record, field by field', () => {
     const {store} = await storedSession()
     await store.set(standaloneKey, {sessionId: 'session-0', lastEventId: 'e1'})
     const {client, events} = await connect({store})
-    await until(() => mock.requests('GET').length === 2)
+    await until(() => mock.requests('GET').length >= 2)
 
     expect(eventsOf(events, 'record-discarded')).toEqual([])
     expect(mock.requests('GET')[1]!.lastEventId).toBeUndefined()
