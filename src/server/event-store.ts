@@ -42,7 +42,7 @@ export interface EventStoreMetrics {
   streamResumptions: number
   /** Events sent again by those resumptions. */
   replayedEvents: number
-  /** `Last-Event-ID`s refused (each look-up counts: the SDK asks twice per resume). */
+  /** `Last-Event-ID`s refused: with the SDK, one per `GET` refused (it asks `getStreamIdForEventId` first). */
   refusedEventIds: number
 }
 
