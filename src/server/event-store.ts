@@ -102,9 +102,6 @@ function parse(eventId: string): Position | undefined {
 
 const where = 'ResumableEventStore'
 
-/** The SDK stores `{}` for a priming event (an ID and empty data): a position to resume from, nothing to replay. */
-const primingData = '{}'
-
 function checkLog(log: unknown): EventLog {
   if (log === undefined) return new MemoryEventLog()
   const methods = ['append', 'after', 'clear'] as const
@@ -173,7 +170,6 @@ export class ResumableEventStore {
       const prefix = lastEventId.slice(0, lastEventId.lastIndexOf('.') + 1)
       this.#metrics.streamResumptions++
       for (const event of held.events) {
-        if (event.data === primingData) continue
         await send(`${prefix}${event.seq}`, JSON.parse(event.data) as JsonRpcMessage)
         this.#metrics.replayedEvents++
       }

@@ -110,6 +110,28 @@ describe('what the wrapper remembers', () => {
     expect(sessionOf(stack).pending!.metrics).toMatchObject({pendingRequests: 0, sessionResumptions: 2, reemittedRequests: 0})
   })
 
+  it('forgets a request the server gave up on (its timeout sends notifications/cancelled): a later attach sends nothing again', async () => {
+    const stack = await start('v2-web', 'ours', {})
+    const call = callTool(stack.peer, 'sample-briefly')
+    await until(() => stack.held.length === 1)
+    expect(sessionOf(stack).pending!.metrics.pendingRequests).toBe(1)
+    await call.settled
+    expect(call.text).toMatch(/timed out/i)
+    expect(sessionOf(stack).pending!.metrics.pendingRequests).toBe(0)
+    await attachesAgain(stack)
+    expect(sessionOf(stack).pending!.metrics).toMatchObject({sessionResumptions: 2, reemittedRequests: 0})
+  })
+
+  it('forgets every request of a transport that closed (the session ended by DELETE)', async () => {
+    const stack = await start('v1-node', 'ours', {})
+    void callTool(stack.peer, 'ask-twice')
+    await until(() => stack.held.length === 2)
+    const session = sessionOf(stack)
+    expect(session.pending!.metrics.pendingRequests).toBe(2)
+    await fetch(stack.server.url, {method: 'DELETE', headers: {'mcp-session-id': stack.peer.transport.sessionId!}})
+    await until(() => session.pending!.metrics.pendingRequests === 0)
+  })
+
   it('keeps at most maxPending requests: the oldest is forgotten, counted, and not sent again', async () => {
     const stack = await start('v2-web', 'ours', {maxPending: 1})
     const call = callTool(stack.peer, 'ask-twice')
