@@ -2,7 +2,9 @@
 import type {ResumableHTTPClientTransportOptions} from 'mcp-resumable-http'
 import type {IdbStoreOptions} from 'mcp-resumable-http/idb'
 import type {FileStoreOptions} from 'mcp-resumable-http/node'
+import type {ResumableEventStoreOptions} from 'mcp-resumable-http/server'
+import type {RedisEventLogOptions} from 'mcp-resumable-http/server/redis'
 import type {MockMcpServerOptions} from 'mcp-resumable-http/testing'
 import type {ListenOptions} from 'mcp-resumable-http/testing/node'
 
-export type Options = [ResumableHTTPClientTransportOptions, IdbStoreOptions, FileStoreOptions, MockMcpServerOptions, ListenOptions]
+export type Options = [ResumableHTTPClientTransportOptions, IdbStoreOptions, FileStoreOptions, ResumableEventStoreOptions, RedisEventLogOptions, MockMcpServerOptions, ListenOptions]
