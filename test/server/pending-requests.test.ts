@@ -5,29 +5,19 @@
  */
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {WebStandardStreamableHTTPServerTransport} from '@modelcontextprotocol/server'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {reemitPendingRequests, ResumableEventStore, type PendingRequestsOptions} from '../../src/server.ts'
-import {callTool, connectPeer, until, type Kind, type Peer} from '../fixtures/interop.ts'
-import {flavours, startTestServer, type Flavour, type TestServer, type TestServerOptions} from '../fixtures/sdk-servers.ts'
-import {afterEventWith, startTcpProxy, type TcpProxy} from '../fixtures/tcp-proxy.ts'
+import {callTool, until, type Kind} from '../fixtures/interop.ts'
+import {flavours, useServerStacks, type Flavour, type ServerStack, type TestServerOptions} from '../fixtures/sdk-servers.ts'
+import {afterEventWith} from '../fixtures/tcp-proxy.ts'
 
-interface Stack {
-  server: TestServer
-  proxy: TcpProxy
-  peer: Peer
+interface Stack extends ServerStack {
   /** Samplings the Client received and holds unanswered; `answer()` lets them go. */
   held: string[]
   answer: () => void
 }
 
-const open: Stack[] = []
-afterEach(async () => {
-  for (const {peer, proxy, server} of open.splice(0)) {
-    await peer.client.close()
-    await proxy.close()
-    await server.close()
-  }
-})
+const stackOf = useServerStacks()
 
 const isAttach = (chunk: string): boolean => /^GET /.test(chunk) && !/last-event-id/i.test(chunk)
 
@@ -45,10 +35,8 @@ const beforeEventWith =
  * a stream that never carried an event ID, which a client attaches again without `Last-Event-ID`.
  */
 async function start(flavour: Flavour, kind: Kind, reemit: PendingRequestsOptions | false, options: Partial<TestServerOptions> = {}): Promise<Stack> {
-  const server = await startTestServer({flavour, store: 'resumable', reemit, ...options})
-  const proxy = await startTcpProxy({port: Number(new URL(server.url).port)})
-  void proxy.cutNext({request: isAttach, at: beforeEventWith('cut-standalone')})
-  const peer = await connectPeer(kind, proxy.url('/mcp'))
+  const stack = await stackOf(kind, {flavour, store: 'resumable', reemit, ...options}, {request: isAttach, at: beforeEventWith('cut-standalone')})
+  const {server, peer} = stack
   const held: string[] = []
   const waiting: (() => void)[] = []
   peer.client.setRequestHandler(CreateMessageRequestSchema, async () => {
@@ -56,10 +44,8 @@ async function start(flavour: Flavour, kind: Kind, reemit: PendingRequestsOption
     await new Promise<void>((resolve) => waiting.push(resolve))
     return {model: 'm', role: 'assistant', content: {type: 'text', text: `answer ${held.length}`}}
   })
-  const stack: Stack = {server, proxy, peer, held, answer: () => waiting.splice(0).forEach((resolve) => resolve())}
-  open.push(stack)
   await until(() => server.requests('GET').some((entry) => entry.status === 200))
-  return stack
+  return {...stack, held, answer: () => waiting.splice(0).forEach((resolve) => resolve())}
 }
 
 const sessionOf = (stack: Stack) => stack.server.session(stack.peer.transport.sessionId!)

@@ -7,52 +7,18 @@
 import {CallToolResultSchema} from '@modelcontextprotocol/sdk/types.js'
 import {afterEach, describe, expect, it} from 'vitest'
 import {MemoryEventLog, type EventBounds, type Lookup} from '../../src/server.ts'
-import {callTool, connectPeer, pause, until, type Call, type Kind, type Peer} from '../fixtures/interop.ts'
-import {flavours, recordingFetch, startTestServer, type Flavour, type SeenGet, type TestServer, type TestServerOptions} from '../fixtures/sdk-servers.ts'
-import {afterEventWith, afterHeaders, startTcpProxy, type CutRule, type TcpProxy} from '../fixtures/tcp-proxy.ts'
+import {callTool, connectPeer, pause, until, type Call, type Kind} from '../fixtures/interop.ts'
+import {flavours, startTestServer, useServerStacks, type Flavour, type ServerStack, type TestServer, type TestServerOptions} from '../fixtures/sdk-servers.ts'
+import {afterEventWith, afterHeaders} from '../fixtures/tcp-proxy.ts'
 
-interface Stack {
-  server: TestServer
-  proxy: TcpProxy
-  peer: Peer
-  /** The status of every GET the client made, as it saw them. */
-  seen: SeenGet[]
-}
-
-const open: Stack[] = []
-afterEach(async () => {
-  for (const {peer, proxy, server} of open.splice(0)) {
-    await peer.client.close()
-    await proxy.close()
-    await server.close()
-  }
-})
+type Stack = ServerStack
+const start = useServerStacks()
 
 /** Long enough for anything owed to have arrived on 127.0.0.1: here, to show that nothing does. */
 const nothingComesMs = 600
 
 const isAttach = (chunk: string): boolean => /^GET /.test(chunk) && !/last-event-id/i.test(chunk)
 const isToolsCall = (chunk: string): boolean => chunk.includes('"tools/call"')
-
-/**
- * The server, the proxy with `first` armed before the Client's first request, and a Client on `kind` whose
- * reconnects wait `reconnectMs` (and up to twice as long): time for the server to send something meanwhile.
- */
-async function start(kind: Kind, server: TestServerOptions, first?: CutRule, reconnectMs = 20): Promise<Stack & {cut: Promise<void>}> {
-  const running = await startTestServer(server)
-  const proxy = await startTcpProxy({port: Number(new URL(running.url).port)})
-  const cut = first === undefined ? Promise.resolve() : proxy.cutNext(first)
-  const seen: SeenGet[] = []
-  const peer = await connectPeer(
-    kind,
-    proxy.url('/mcp'),
-    {fetch: recordingFetch(seen), reconnect: {minDelayMs: reconnectMs, maxDelayMs: 2 * reconnectMs}},
-    {fetch: recordingFetch(seen), reconnectionOptions: {initialReconnectionDelay: reconnectMs, maxReconnectionDelay: 2 * reconnectMs, reconnectionDelayGrowFactor: 1.5, maxRetries: 2}},
-  )
-  const stack = {server: running, proxy, peer, seen}
-  open.push(stack)
-  return {...stack, cut}
-}
 
 const parts = (flavour: Flavour, options: Partial<TestServerOptions> = {}): TestServerOptions => ({flavour, store: 'resumable', reemit: {}, ...options})
 const sessionOf = ({server, peer}: Stack) => server.session(peer.transport.sessionId!)
