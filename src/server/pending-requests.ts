@@ -96,7 +96,7 @@ interface Envelope {
 }
 
 const isId = (value: unknown): value is JsonRpcId => typeof value === 'string' || typeof value === 'number'
-/** [spec basic] JSON-RPC error code of a request cancelled before its answer (as the reference server uses). */
+/** The error code of a request cancelled before its answer: LSP's RequestCancelled (MCP names none), as the reference server of `./testing` answers. */
 const requestCancelled = -32800
 const cancelReason = 'the stream that carried it was lost'
 
@@ -163,7 +163,7 @@ export function reemitPendingRequests(transport: SdkServerTransport, options: Pe
     const {id, method, params} = message as Envelope
     if (typeof method === 'string' && isId(id)) remember(id, message)
     else if (method === 'notifications/cancelled' && isId(params?.requestId)) forget(params.requestId)
-    return sendOptions === undefined ? send(message) : send(message, sendOptions)
+    return send(message, sendOptions)
   }
 
   const answered = (message: JsonRpcMessage): void => {
@@ -187,8 +187,8 @@ export function reemitPendingRequests(transport: SdkServerTransport, options: Pe
     metrics.sessionResumptions++
     for (const [id, {message}] of [...pending]) {
       if (pendingOnAttach === 're-emit') {
-        metrics.reemittedRequests++
         await send(message)
+        metrics.reemittedRequests++
         continue
       }
       forget(id)
