@@ -9,7 +9,9 @@ const coreInternals = {group: ['../*', '!../index.ts'], message: 'src/testing im
 
 // The layers of the core, from the top down (docs/design.md#layout): a folder imports only from the layers below it,
 // and from the vocabulary at the root (options.ts, errors.ts, events.ts); nothing imports the transport or an entry point.
-const entryPoints = ['./src/index.ts', './src/node.ts', './src/idb.ts', './src/redis.ts', './src/cloudflare.ts']
+const entryPoints = ['./src/index.ts', './src/node.ts', './src/idb.ts', './src/redis.ts', './src/cloudflare.ts', './src/server.ts']
+// The server half (./server, ./server/redis) stands apart: it imports nothing of the client core, nor the core of it.
+const clientCore = ['./src/transport.ts', './src/options.ts', './src/errors.ts', './src/events.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery', './src/modern', './src/wire', './src/policy', './src/testing']
 const layers = [
   ['session', ['./src/transport.ts']],
   ['calls', ['./src/transport.ts', './src/session']],
@@ -22,7 +24,17 @@ const layers = [
 ].flatMap(([folder, above]) => [
   {target: `./src/${folder}`, from: above, message: `src/${folder}/ sits below what it imports here (docs/design.md#layout).`},
   {target: `./src/${folder}`, from: entryPoints, message: 'The core never imports an entry point.'},
+  {target: `./src/${folder}`, from: './src/server', message: 'The client core never imports the server half (docs/server.md).'},
 ])
+const serverZones = [
+  {target: './src/server', from: [...clientCore, ...entryPoints], message: 'src/server/ imports nothing of the client core (docs/server.md).'},
+  {target: './src/server.ts', from: clientCore, message: 'src/server.ts exports the server half only (docs/server.md).'},
+  {
+    target: [...clientCore.filter((path) => path.endsWith('.ts') || path === './src/testing'), ...entryPoints.filter((path) => path !== './src/server.ts')],
+    from: ['./src/server', './src/server.ts'],
+    message: 'The client never imports the server half (docs/server.md).',
+  },
+]
 
 export default defineConfig(
   {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', '.soak/**', '.test-build/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js', 'stryker.config.mjs', 'stryker.ci.config.mjs', '.tools/**', '.stryker-tmp/**', 'reports/**']},
@@ -46,7 +58,7 @@ export default defineConfig(
     files: ['src/**/*.ts'],
     plugins: {'import-x': importX},
     settings: {'import-x/resolver-next': [createNodeResolver({extensions: ['.ts', '.js']})]},
-    rules: {'import-x/no-cycle': 'error', 'import-x/no-restricted-paths': ['error', {zones: layers, basePath: import.meta.dirname}]},
+    rules: {'import-x/no-cycle': 'error', 'import-x/no-restricted-paths': ['error', {zones: [...layers, ...serverZones], basePath: import.meta.dirname}]},
   },
   {
     files: ['src/**/*.ts'],

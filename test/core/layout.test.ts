@@ -16,6 +16,14 @@ describe('the layout of src/', () => {
     expect(cycleIn(graph)).toBeUndefined()
   })
 
+  it('keeps the server half (server.ts, server/) and the client core apart, type-only imports included', () => {
+    const graph = importGraph('src')
+    const isServer = (file: string): boolean => file === 'server.ts' || file.startsWith('server/')
+    const crossings = [...graph].flatMap(([file, targets]) => targets.filter((target) => isServer(file) !== isServer(target)).map((target) => `${file} -> ${target}`))
+    expect(graph.get('server.ts')).toContain('server/event-store.ts')
+    expect(crossings).toEqual([])
+  })
+
   it('keeps the decision a leaf that imports nothing', () => {
     expect(importGraph('src').get('policy/decision.ts')).toEqual([])
   })
@@ -23,10 +31,10 @@ describe('the layout of src/', () => {
   it('holds at its root only the entry points and the transport with its options, errors and events; the rest in a folder per concern', () => {
     const root = readdirSync('src', {withFileTypes: true})
     expect(root.filter((entry) => entry.isFile()).map((entry) => entry.name).sort()).toEqual(
-      ['cloudflare.ts', 'errors.ts', 'events.ts', 'idb.ts', 'index.ts', 'node.ts', 'options.ts', 'redis.ts', 'transport.ts'],
+      ['cloudflare.ts', 'errors.ts', 'events.ts', 'idb.ts', 'index.ts', 'node.ts', 'options.ts', 'redis.ts', 'server.ts', 'transport.ts'],
     )
     expect(root.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()).toEqual(
-      ['calls', 'delivery', 'modern', 'persistence', 'policy', 'session', 'streams', 'testing', 'wire'],
+      ['calls', 'delivery', 'modern', 'persistence', 'policy', 'server', 'session', 'streams', 'testing', 'wire'],
     )
   })
 
@@ -57,6 +65,16 @@ describe('the lint', () => {
     expect(await layerRefusals('src/delivery/inbox.ts', "import {MemoryStore} from '../index.ts'\nexport const used = [MemoryStore]\n")).toHaveLength(1)
     expect(await layerRefusals('src/session/post.ts', "import type {Stream} from '../streams/stream.ts'\nexport type Used = Stream\n")).toEqual([])
     expect(await layerRefusals('src/streams/stream.ts', "import type {TransportEvent} from '../events.ts'\nexport type Used = TransportEvent\n")).toEqual([])
+  }, 30_000)
+
+  it('keeps the server half and the client core apart: neither imports the other', async () => {
+    expect(await layerRefusals('src/server/event-store.ts', "export type {TransportError} from '../errors.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/server/pending-requests.ts', "export type {JsonRpcId} from '../wire/jsonrpc.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/server/redis.ts', "export {MemoryStore} from '../index.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/server.ts', "export {Inbox} from './delivery/inbox.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/wire/jsonrpc.ts', "export type {JsonRpcMessage} from '../server/event-store.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/transport.ts', "export {ResumableEventStore} from './server.ts'\n")).toHaveLength(1)
+    expect(await layerRefusals('src/server/event-store.ts', "export type {EventLog} from './event-log.ts'\n")).toEqual([])
   }, 30_000)
 })
 

@@ -2,7 +2,8 @@
  * Every code block of the README, as written: each is marked with its language; the TypeScript ones type-check
  * together and then run one by one, with `mcp-resumable-http` imports pointed at the sources the package is built
  * from (the same entry points as package.json's `exports`). The test provides what a block assumes around it: a
- * reference server (msw) answering every `…/mcp` URL unless the block serves its own, a page's `location` and
+ * reference server (msw) answering every `…/mcp` URL unless the block serves its own (it imports msw, or is a
+ * server: it imports `mcp-resumable-http/server`), a page's `location` and
  * IndexedDB (fake-indexeddb) for browser code, a scratch working directory for files, and vitest's `expect` for
  * test code. A block marked `ts excerpt=PATH` is code that runs elsewhere (an extension's service worker): it is not
  * run, but each of its lines must be a line of that file of the repository, in order (`// …` skips lines). Shell
@@ -191,7 +192,7 @@ describe('README', () => {
 
   describe.each(typescript.map((block) => [block.line, block] as const))('the TypeScript block at line %i', (_line, block) => {
     it('runs as written', async () => {
-      const servesItself = /from 'msw\//.test(block.code)
+      const servesItself = /from '(?:msw\/|mcp-resumable-http\/server)/.test(block.code)
       const {server, handlers} = createMockMcpServer()
       // A block that starts msw itself is served by its own; msw 3 refuses to close a network never started.
       const network = servesItself ? undefined : setupServer(...handlers)
