@@ -14,7 +14,14 @@ import {eventLine} from './trace.ts'
 export type Report =
   | {t: 'ready'; sessionId: string | undefined}
   | {t: 'start'; callId: string; tool: string; sessionId: string | undefined}
-  | {t: 'settled'; callId: string; outcome: string}
+  /**
+   * A call's end. A failed one says how it failed: `post` when the POST itself failed (`send` rejected: no answer,
+   * or the status it got), `stream` when the transport settled it on its response stream (the status, if one caused
+   * it).
+   */
+  | {t: 'settled'; callId: string; outcome: string; via?: 'post' | 'stream' | undefined; status?: number | undefined}
+  /** A request's response stream ended otherwise than with its answer (`reason` of the `stream-closed` event). */
+  | {t: 'stream-closed'; sessionId: string | undefined; requestId: string; reason: string}
   /** Something delivered to the Client a second time: a response, a server request or a progress notification. */
   | {t: 'duplicate'; what: 'response' | 'server-request' | 'progress'; key: string}
   /** A server request handed to the Client (its handler ran). */
@@ -33,6 +40,14 @@ export const resumeTimeoutMs = 5_000
 const noTimeout = 3_600_000
 
 const connectionClosed: number = ErrorCode.ConnectionClosed
+
+/** How a call failed: its POST (`send` threw a TransportError), or its stream (a JSON-RPC error carrying the code). */
+function failureOf(error: unknown): {via: 'post' | 'stream' | undefined; status: number | undefined} {
+  if (isTransportError(error)) return {via: 'post', status: error.status}
+  const data = (error as {data?: {code?: unknown; status?: unknown}}).data
+  if (typeof data?.code !== 'string') return {via: undefined, status: undefined}
+  return {via: 'stream', status: typeof data.status === 'number' ? data.status : undefined}
+}
 
 /** The transport code a failed call carries: thrown by `send`, or in the JSON-RPC error it was settled with. */
 export function outcomeOf(error: unknown): string {
@@ -98,6 +113,7 @@ export class Agent {
     const {name, args} = this.#pick()
     this.#sink({t: 'start', callId, tool: name, sessionId: this.transport.sessionId})
     let outcome: string
+    let failure: ReturnType<typeof failureOf> = {via: undefined, status: undefined}
     try {
       const result = await this.#client.callTool({name, arguments: {...args, callId}}, undefined, {
         timeout: noTimeout,
@@ -106,8 +122,9 @@ export class Agent {
       outcome = result.isError === true ? 'tool-error' : 'result'
     } catch (error) {
       outcome = outcomeOf(error)
+      failure = failureOf(error)
     }
-    this.#sink({t: 'settled', callId, outcome})
+    this.#sink({t: 'settled', callId, outcome, ...failure})
     if (outcome === 'session-expired') await this.#reinitialize()
     return outcome
   }
@@ -169,6 +186,10 @@ export class Agent {
       if (line !== undefined) this.#trace(line)
     }
     if (event.type === 'unmatched-response') this.#sink({t: 'unmatched', id: String(event.id)})
+    // The soak tells why a call's answer was lost by how its stream ended (the request ID is the one on the wire).
+    if (event.type === 'stream-closed' && event.stream === 'request' && event.reason !== 'completed' && event.requestId !== undefined) {
+      this.#sink({t: 'stream-closed', sessionId: this.transport.sessionId, requestId: String(event.requestId), reason: event.reason})
+    }
     // A session lost while no call is in flight: re-initialize before the next call needs it.
     if (event.type === 'session-expired') queueMicrotask(() => void this.#reinitialize())
   }

@@ -1,8 +1,8 @@
 /**
  * `npm run soak [-- --seed N] [--calls N] [--minutes N] [--json]`: a seeded chaos run over real sockets on
- * 127.0.0.1 (see soak/soak.ts). Prints duplicate executions, duplicate deliveries, lost server requests and
- * hung calls (each must be 0) and every `outcome-unknown` by cause; exits 1, printing the seed to replay,
- * when a zero is not.
+ * 127.0.0.1 (see soak/soak.ts). Prints duplicate executions, duplicate deliveries, lost server requests, hung
+ * calls and answers the server held but the client settled `outcome-unknown` (each must be 0), and every
+ * `outcome-unknown` by cause; exits 1, printing the seed to replay, when a zero is not.
  */
 import {fileURLToPath} from 'node:url'
 import {parseArgs} from 'node:util'
@@ -73,6 +73,7 @@ const zeros = {
   'duplicate deliveries': figures.duplicateDeliveries.response + figures.duplicateDeliveries['server-request'],
   'lost server requests': figures.lostServerRequests,
   'hung calls': figures.hungCalls,
+  'recoverable answers lost': figures.recoverableLost,
 }
 const failed = Object.values(zeros).some((value) => value !== 0)
 if (values.json) console.log(JSON.stringify(figures))
@@ -89,14 +90,18 @@ function print(result: SoakFigures): void {
   console.log(`  faults:   ${Object.entries(result.faults).map(([kind, count]) => `${kind} ${count}`).join(', ')}`)
   console.log(`  server requests handled: ${result.serverRequestsHandled}; answers recovered after a kill: ${result.recoveredAfterKill}`)
   console.log('')
-  console.log(`  duplicate executions    ${mark(zeros['duplicate executions'])}`)
-  console.log(`  duplicate deliveries    ${mark(zeros['duplicate deliveries'])}   (responses ${response}, server requests ${result.duplicateDeliveries['server-request']}; progress ${progress}, not counted)`)
-  console.log(`  lost server requests    ${mark(zeros['lost server requests'])}`)
-  console.log(`  hung calls              ${mark(zeros['hung calls'])}`)
-  console.log('\n  outcome-unknown by cause                       faults  outcome-unknown')
+  console.log(`  duplicate executions     ${mark(zeros['duplicate executions'])}`)
+  console.log(`  duplicate deliveries     ${mark(zeros['duplicate deliveries'])}   (responses ${response}, server requests ${result.duplicateDeliveries['server-request']}; progress ${progress}, not counted)`)
+  console.log(`  lost server requests     ${mark(zeros['lost server requests'])}`)
+  console.log(`  hung calls               ${mark(zeros['hung calls'])}`)
+  console.log(`  recoverable answers lost ${mark(zeros['recoverable answers lost'])}   (outcome-unknown in a row that must be 0)`)
+  console.log('\n  outcome-unknown by cause                                              faults  outcome-unknown  answer made')
   for (const row of result.outcomeUnknown) {
-    const note = row.unavoidable ? 'unavoidable' : row.cause === 'unexplained' ? '' : 'transient'
-    console.log(`  ${row.cause.padEnd(46)} ${String(row.faults).padStart(6)}  ${String(row.outcomeUnknown).padStart(15)}  ${note}`)
+    const count = row.why === undefined && row.outcomeUnknown > 0 ? `${row.outcomeUnknown}  FAIL` : String(row.outcomeUnknown)
+    console.log(`  ${row.cause.padEnd(68)} ${String(row.faults).padStart(6)}  ${count.padStart(15)}  ${String(row.answered).padStart(11)}`)
+    console.log(`      ${row.why === undefined ? 'the server still holds these answers: must be 0' : `cannot be had: ${row.why}`}`)
+    const byFault = Object.entries(row.byFault).sort(([, a], [, b]) => b - a)
+    if (byFault.length > 0) console.log(`      by the fault acting: ${byFault.map(([kind, count]) => `${kind} ${count}`).join(', ')}`)
   }
   if (result.examples.length > 0) console.log(`\n  examples:\n${result.examples.map((line) => `    ${line}`).join('\n')}`)
 }

@@ -15,6 +15,8 @@ export class SoakServer {
   readonly reference: ReferenceServer
   /** Tool runs by the soak's call ID. */
   readonly runs = new Map<string, number>()
+  /** The soak's call IDs whose tool returned: the server had an answer for them (in its event log, once sent). */
+  readonly answered = new Set<string>()
   /** The soak's call ID of each `tools/call`, by `<session> <JSON-RPC id>`. */
   readonly calls = new Map<string, string>()
   #listening: Listening | undefined
@@ -30,7 +32,10 @@ export class SoakServer {
       handler: (args, context) => {
         const callId = String(args['callId'])
         this.runs.set(callId, (this.runs.get(callId) ?? 0) + 1)
-        return tool.handler(args, context)
+        return Promise.resolve(tool.handler(args, context)).then((result) => {
+          this.answered.add(callId)
+          return result
+        })
       },
     }))
     this.reference = createReferenceServer({tools})

@@ -94,7 +94,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     while (Date.now() < settleBy && !settled()) await sleep(100)
     await children?.stop(Math.max(1_000, settleBy - Date.now()))
     const lost = requests.stop()
-    return ledger.figures({seed: options.seed, durationMs: Date.now() - began, faults: chaos.faults, runs: server.runs, lost})
+    return ledger.figures({
+      seed: options.seed,
+      durationMs: Date.now() - began,
+      faults: chaos.faults,
+      runs: server.runs,
+      answered: server.answered,
+      callOf: (sessionId, requestId) => server.calls.get(`${sessionId} ${requestId}`),
+      lost,
+    })
   } finally {
     await Promise.all(agents.map((agent) => agent.close().catch(() => {})))
     await children?.stop(1_000)

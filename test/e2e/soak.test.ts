@@ -54,6 +54,14 @@ describe(`npm run soak, seed ${seed}`, () => {
     expect(figures.hungCalls).toBe(0)
   })
 
+  // Each outcome-unknown by how the call failed (its POST, or how its stream ended): only rows where the answer
+  // cannot be had may count any; an answer the server still held is recovered.
+  it('settles outcome-unknown only where the answer cannot be had, and names the cause of each', () => {
+    expect(figures.outcomeUnknown.filter((row) => row.why === undefined && row.outcomeUnknown > 0)).toEqual([])
+    expect(figures.recoverableLost).toBe(0)
+    expect(figures.outcomeUnknown.reduce((sum, row) => sum + row.outcomeUnknown, 0)).toBe(figures.outcomes['outcome-unknown'] ?? 0)
+  })
+
   // A call whose answer can no longer arrive leaves its tool's server requests on the server: the standalone stream
   // re-attaches without cursor at once, and the server re-emits them (test/core/reemission.test.ts, case by case).
   it('answers every server request the server sent', () => {
