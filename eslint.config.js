@@ -37,7 +37,7 @@ const serverZones = [
 ]
 
 export default defineConfig(
-  {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', '.soak/**', '.test-build/**', 'test/package/consumer/**', 'test/testing-kit/.guide/**', 'eslint.config.js', 'stryker.config.mjs', 'stryker.ci.config.mjs', '.tools/**', '.stryker-tmp/**', 'reports/**']},
+  {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', '.soak/**', '.test-build/**', 'docs/api/**', 'test/package/consumer/**', 'eslint.config.js', 'stryker.config.mjs', 'stryker.ci.config.mjs', '.tools/**', '.stryker-tmp/**', 'reports/**']},
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {

@@ -13,7 +13,7 @@ import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
 import {FileStore} from '../src/node.ts'
 import type {AgentLine} from './agent.ts'
-import {dim, green, say, type Narrator} from './output.ts'
+import {dim, say, type Narrator} from './output.ts'
 
 export interface DemoClient {
   transport: ResumableHTTPClientTransport
@@ -57,7 +57,7 @@ export async function connect(url: string, narrator: Narrator, options: ConnectO
       return new Promise<never>(() => {})
     }
     demo.answered.push(question)
-    say(`${who}${green('✓')} sampling request "${question}" answered by the Client's handler`)
+    say(`${who}→ sampling request "${question}" answered by the Client's handler`)
     return {model: 'demo', role: 'assistant', content: {type: 'text', text: `answer to ${question}`}}
   })
   await client.connect(transport)

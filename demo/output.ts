@@ -4,7 +4,7 @@
  */
 import type {TransportEvent, TransportMetrics} from '../src/index.ts'
 import {zeroMetrics} from '../src/events.ts'
-import type {ReferenceServer} from '../src/testing/node.ts'
+import {builtinTools, type ReferenceServer, type ToolDefinition} from '../src/testing/node.ts'
 import {messageOf, resultText} from './wording.ts'
 
 const color = process.stdout.isTTY && process.env['NO_COLOR'] === undefined
@@ -20,6 +20,17 @@ export const green = paint(32)
 export const yellow = paint(33)
 export const cyan = paint(36)
 export const magenta = paint(35)
+
+/** What each mark of a scene's lines means, printed before the first scene. */
+export const legend = [
+  '→ what the app does       · what the transport did       ✂ a fault: a connection cut, a process killed',
+  '↻ a reconnect: the branch taken and both headers sent     ! an outcome the scene expects (a request settled, a session ended)',
+  '⊘ a duplicate dropped     ← an earlier process\'s answer   ? a server request received',
+  '⚠ what a faulty server does wrong, shown: not this transport\'s doing',
+  '✓ a check that passed     ✗ a check that failed (the scene then fails)',
+  'Σ client: the transport\'s metrics (replayed = events received after a Last-Event-ID; re-emitted = server requests',
+  '  received on a stream attached without one). Σ server: the reference server\'s instrumentation.',
+]
 
 /** Prints a line of a scene, indented under its title. */
 export function say(text: string): void {
@@ -48,8 +59,53 @@ export interface SceneStats {
   replayed: number
   reemitted: number
   dropped: number
-  /** Tool executions on the server; undefined without a reference server. */
-  executions: Record<string, number> | undefined
+  /** Tool runs on the server, each call the scene named apart; undefined without a reference server. */
+  runs: string | undefined
+}
+
+/**
+ * Every run of a tool on the reference server, with its arguments, so that two calls of one tool are told apart: a
+ * scene names a call by its tool and arguments (`name`), and its runs are counted under that name.
+ */
+export class ToolRuns {
+  readonly #runs: {tool: string; args: string}[] = []
+  readonly #names = new Map<string, string>()
+
+  /** The built-in tools of the reference server, each run recorded here. */
+  tools(): ToolDefinition[] {
+    return builtinTools().map((tool) => ({
+      ...tool,
+      handler: (args, context) => {
+        this.#runs.push({tool: tool.name, args: JSON.stringify(args)})
+        return tool.handler(args, context)
+      },
+    }))
+  }
+
+  /** Names the call of `tool` with `args` (as the call sends them) `name`. */
+  name(name: string, tool: string, args: Record<string, unknown>): void {
+    this.#names.set(`${tool} ${JSON.stringify(args)}`, name)
+  }
+
+  /** How often the call named `name` ran. */
+  of(name: string): number {
+    return this.#runs.filter((run) => this.#names.get(`${run.tool} ${run.args}`) === name).length
+  }
+
+  /** `slow×1`, or `slow×1 (X), slow×1 (Y)` for calls named apart. */
+  text(): string {
+    const counts = new Map<string, number>()
+    for (const run of this.#runs) {
+      const name = this.#names.get(`${run.tool} ${run.args}`)
+      const key = name === undefined ? run.tool : `${run.tool}\u0000${name}`
+      counts.set(key, (counts.get(key) ?? 0) + 1)
+    }
+    if (counts.size === 0) return 'none'
+    return [...counts].map(([key, count]) => {
+      const [tool, name] = key.split('\u0000')
+      return name === undefined ? `${tool!}×${count}` : `${tool!}×${count} (${name})`
+    }).join(', ')
+  }
 }
 
 
@@ -62,11 +118,14 @@ export class Narrator {
   readonly reconnects: Record<string, number> = {}
   readonly #sources = new Map<string, () => TransportMetrics>()
   readonly #server: ReferenceServer | undefined
+  /** The tool runs of the reference server, when there is one. */
+  readonly runs: ToolRuns | undefined
   /** Notifications meant for an earlier process's Client, counted rather than printed one by one. */
   #orphaned = 0
 
-  constructor(server: ReferenceServer | undefined) {
-    this.#server = server
+  constructor(server?: {server: ReferenceServer; runs: ToolRuns}) {
+    this.#server = server?.server
+    this.runs = server?.runs
   }
 
   /** The `onEvent` of a transport, printing under `label` (a client process) when given. */
@@ -104,7 +163,7 @@ export class Narrator {
         else say(`${who}${dim(`· attempt ${event.attempt} failed: ${messageOf(event.error)}`)}`)
         break
       case 'cursor-rejected':
-        say(`${who}${red('✗')} the server refused Last-Event-ID ${event.lastEventId} (HTTP ${event.status}): the cursor is dropped`)
+        say(`${who}${yellow('!')} the server refused Last-Event-ID ${event.lastEventId} (HTTP ${event.status}): the cursor is dropped`)
         break
       case 'session-expired':
         say(`${who}${yellow('!')} session ${event.sessionId} expired (HTTP 404): session and cursors cleared, ${event.settledRequests} pending request(s) settled`)
@@ -130,7 +189,7 @@ export class Narrator {
         if (event.reason === 'given-up' || event.reason === 'not-offered') say(`${who}${yellow('!')} ${streamName(event.stream, event.requestId)} closed: ${event.reason}`)
         break
       case 'store-error':
-        say(`${who}${red('✗')} store error on ${event.key}: ${messageOf(event.error)}`)
+        say(`${who}${yellow('!')} store error on ${event.key}: ${messageOf(event.error)}`)
         break
       case 'session-terminated':
         say(`${who}${dim(`· session ${event.sessionId} terminated (HTTP ${event.status})`)}`)
@@ -162,7 +221,7 @@ export class Narrator {
     const server = this.#server
     if (server === undefined) return
     const s = serverCounters(server)
-    say(`  server  tool executions ${bold(executionsText(server.executions))} · buffered events replayed ${s.replayed} · pending requests re-emitted ${s.reemitted} · cursors refused ${s.refused}`)
+    say(`  server  tool runs ${bold(this.runs?.text() ?? 'n/a')} · buffered events replayed ${s.replayed} · pending requests re-emitted ${s.reemitted} · cursors refused ${s.refused}`)
   }
 
   /** Prints a check; a failed one makes the scene fail. */
@@ -178,7 +237,7 @@ export class Narrator {
       replayed: m.replayedEvents,
       reemitted: m.reemittedRequests,
       dropped: m.duplicatesDropped,
-      executions: this.#server === undefined ? undefined : {...this.#server.executions},
+      runs: this.runs?.text(),
     }
   }
 }
@@ -187,11 +246,6 @@ export class Narrator {
 function serverCounters(server: ReferenceServer): {replayed: number; reemitted: number; refused: number} {
   const replayed = server.sessions().reduce((sum, session) => sum + session.streams.reduce((total, stream) => total + stream.replayed, 0), 0)
   return {replayed, reemitted: server.counters.reemittedRequests, refused: server.counters.refusedResumptions}
-}
-
-export function executionsText(executions: Record<string, number>): string {
-  const entries = Object.entries(executions)
-  return entries.length === 0 ? 'none' : entries.map(([tool, count]) => `${tool}×${count}`).join(' ')
 }
 
 /** A plain-text table: column widths from the content, colour applied after padding. */

@@ -10,7 +10,7 @@ import {parseArgs} from 'node:util'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {ResumableHTTPClientTransport} from '../src/index.ts'
 import {createReferenceServer, listen} from '../src/testing/node.ts'
-import {bold, dim, executionsText, green, Narrator, red, table, yellow, type SceneStats} from './output.ts'
+import {bold, dim, green, legend, Narrator, red, table, ToolRuns, yellow, type SceneStats} from './output.ts'
 import {remoteScenes, Skip, type Tool} from './remote.ts'
 import {referenceScenes} from './scenes.ts'
 
@@ -52,14 +52,14 @@ async function scene(index: number, name: string, title: string, narrator: Narra
 
 async function runReference(): Promise<Outcome[]> {
   console.log(`${bold('mcp-resumable-http')} — the SDK Client on ResumableHTTPClientTransport, against the reference server`)
-  console.log(dim('(mcp-resumable-http/testing) on 127.0.0.1, a fresh one per scene. ↻ marks a reconnect: the branch taken and both'))
-  console.log(dim('headers sent. Σ client: the transport\'s metrics (replayed = events received after a Last-Event-ID; re-emitted ='))
-  console.log(dim('server requests received on a stream attached without one). Σ server: the reference server\'s instrumentation.'))
+  console.log(dim('(mcp-resumable-http/testing) on 127.0.0.1, a fresh one per scene. What the marks mean:'))
+  for (const line of legend) console.log(dim(`  ${line}`))
   const outcomes: Outcome[] = []
   for (const [index, definition] of referenceScenes.entries()) {
-    const server = createReferenceServer(definition.options)
+    const runs = new ToolRuns()
+    const server = createReferenceServer({...definition.options, tools: runs.tools()})
     const listening = await listen(server)
-    const narrator = new Narrator(server)
+    const narrator = new Narrator({server, runs})
     try {
       outcomes.push(await scene(index + 1, definition.name, definition.title, narrator, () => definition.run({url: listening.url, server, listening, narrator})))
     } finally {
@@ -88,11 +88,13 @@ async function chooseTool(url: string, name: string | undefined, args: string | 
 async function runRemote(url: string, toolName: string | undefined, args: string | undefined): Promise<Outcome[]> {
   console.log(`${bold('mcp-resumable-http')} — the SDK Client on ResumableHTTPClientTransport, against ${url}`)
   console.log(dim("Only the scenes that need no server fault; connection cuts are made on the client's side; the server's counters are not known."))
+  console.log(dim('What the marks mean:'))
+  for (const line of legend.filter((line) => !line.startsWith('⚠'))) console.log(dim(`  ${line}`))
   const tool = await chooseTool(url, toolName, args)
   console.log(dim(tool === undefined ? 'No tool chosen (--tool NAME): the tool scenes are skipped.' : `Tool: ${tool.name} ${JSON.stringify(tool.args)}`))
   const outcomes: Outcome[] = []
   for (const [index, definition] of remoteScenes.entries()) {
-    const narrator = new Narrator(undefined)
+    const narrator = new Narrator()
     outcomes.push(await scene(index + 1, definition.name, definition.title, narrator, () => definition.run({url, narrator, tool})))
   }
   return outcomes
@@ -106,7 +108,7 @@ function summary(outcomes: Outcome[]): void {
       .join(' ') || '—'
   const rows = outcomes.map((outcome, index) => {
     const stats = outcome.stats
-    const cells = stats === undefined ? ['', '', '', '', ''] : [branches(stats), String(stats.replayed), String(stats.reemitted), String(stats.dropped), stats.executions === undefined ? 'n/a' : executionsText(stats.executions)]
+    const cells = stats === undefined ? ['', '', '', '', ''] : [branches(stats), String(stats.replayed), String(stats.reemitted), String(stats.dropped), stats.runs ?? 'n/a']
     return [String(index + 1), outcome.name, ...cells, outcome.status]
   })
   console.log(`\n${bold('Summary')}`)

@@ -50,7 +50,7 @@ function onEvent(event: TransportEvent): void {
     })
   }
   if (event.type === 'call-changed' && event.call.inherited) showEarlier(event.call)
-  // [README] a session that expired is re-initialized by connecting the Client again.
+  // [docs/errors.md] a session that expired is re-initialized by connecting the Client again.
   if (event.type === 'session-expired') setTimeout(() => void reinitialize(), 0)
   schedule()
 }

@@ -149,7 +149,7 @@ export class Agent {
     return sleep(this.#random.int(0, 300))
   }
 
-  /** The README's recipe: a dead session is left, and the Client initializes a new one. */
+  /** The recipe of docs/errors.md: a dead session is left, and the Client initializes a new one. */
   #reinitialize(): Promise<void> {
     if (this.#stopped || this.transport.sessionId !== undefined) return Promise.resolve()
     this.#reconnecting ??= (async () => {

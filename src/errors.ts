@@ -1,7 +1,8 @@
 /**
  * Why a transport operation failed.
  *
- * Each code tells the caller whether the request may have run (docs/failures.md):
+ * Each code tells the caller whether the request may have run ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/errors.md | the codes},
+ * {@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/failures.md | what each answer means}):
  *
  * - `session-expired`: the server answered 404 to a request that carried `Mcp-Session-Id` (or the session the
  *   Client relies on expired earlier); the session, its cursors and every pending request are gone. The request
@@ -18,9 +19,20 @@
  *   on, but what it could not store will not survive a restart.
  * - `aborted`: the transport was closed while the operation was under way, or the app's own signal stopped it.
  */
-export type TransportErrorCode = (typeof transportErrorCodes)[number]
+export type TransportErrorCode = 'session-expired' | 'outcome-unknown' | 'not-sent' | 'resumption-rejected' | 'http' | 'network' | 'protocol' | 'store' | 'aborted'
 
-const transportErrorCodes = ['session-expired', 'outcome-unknown', 'not-sent', 'resumption-rejected', 'http', 'network', 'protocol', 'store', 'aborted'] as const
+// Every code, for transportErrorCodeOf: `satisfies` makes the compiler refuse a code missing here, or one too many.
+const transportErrorCodes = Object.keys({
+  'session-expired': true,
+  'outcome-unknown': true,
+  'not-sent': true,
+  'resumption-rejected': true,
+  http: true,
+  network: true,
+  protocol: true,
+  store: true,
+  aborted: true,
+} satisfies Record<TransportErrorCode, true>) as TransportErrorCode[]
 
 export interface TransportErrorOptions {
   /** The HTTP status that caused the error, when there was one. */

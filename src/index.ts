@@ -1,17 +1,23 @@
+/**
+ * `mcp-resumable-http`: the transport ({@link ResumableHTTPClientTransport}), its options, errors and events, the
+ * store seam with {@link MemoryStore}, the call journal's types, and the reconnect decision as pure functions.
+ * @packageDocumentation
+ * @module mcp-resumable-http
+ */
 export {ResumableHTTPClientTransport} from './transport.ts'
 export {MemoryStore, type JsonValue, type ResumptionStore} from './persistence/store.ts'
 export {isLeaseLost, LeaseLostError, type Fence, type Lease} from './persistence/lease.ts'
 export type {OwnershipOptions} from './persistence/ownership.ts'
 export {TransportError, isTransportError, transportErrorCodeOf, type HttpErrorData, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
-export type {FetchLike} from './wire/http.ts'
-export type {AuthProvider, OAuthClientModule, OAuthFlowOptions, UnauthorizedContext} from './wire/auth.ts'
-export type {ResumableHTTPClientTransportOptions} from './options.ts'
+export type {AuthProvider, FetchLike, OAuthClientModule, OAuthFlowOptions, UnauthorizedContext} from './wire/auth.ts'
+export type {ResumableHTTPClientTransportOptions, StreamableHTTPReconnectionOptions} from './options.ts'
 export type {ReconnectOptions} from './policy/backoff.ts'
-export {defaultLimits, type LimitName, type LimitOptions} from './policy/limits.ts'
+export {defaultLimits, type LimitName, type LimitOptions, type Limits} from './policy/limits.ts'
 export {digestArguments, type CallState, type JournaledCall, type JsonObject} from './calls/call.ts'
 export type {Calls} from './calls/journal.ts'
 export type {CallRecord, ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './wire/jsonrpc.ts'
+export type {SendOptions} from './session/post.ts'
 export {
   classifyDeleteAnswer,
   classifyPostAnswer,

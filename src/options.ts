@@ -1,8 +1,8 @@
-import {Authorizer, type AuthProvider, type OAuthClientModule} from './wire/auth.ts'
+import {Authorizer, type AuthProvider, type FetchLike, type OAuthClientModule} from './wire/auth.ts'
 import {resolveReconnectPolicy, type ReconnectOptions, type ReconnectPolicy} from './policy/backoff.ts'
 import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js'
 import type {TransportEvent} from './events.ts'
-import type {FetchLike, HttpClient} from './wire/http.ts'
+import type {HttpClient} from './wire/http.ts'
 import {resolveLimits, type LimitOptions, type Limits} from './policy/limits.ts'
 import {storeNamespace} from './wire/namespace.ts'
 import {resolveOwnership, type OwnershipOptions, type ResolvedOwnership} from './persistence/ownership.ts'
@@ -127,7 +127,7 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    */
   terminateOnClose?: boolean | undefined
   /**
-   * Keep the call journal (`transport.calls`, README "Durable calls"): every `tools/call` recorded in the store
+   * Keep the call journal (`transport.calls`, {@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/eras.md#durable-calls-in-both-eras | durable calls}): every `tools/call` recorded in the store
    * before it is sent, task handles polled and `input_required` rounds kept, so that a restarted process learns
    * what became of its predecessor's calls. It costs each `tools/call` two store writes (its record, then its
    * removal once answered), so it is on only when the app will read it.
@@ -271,7 +271,7 @@ function checkKeys(options: unknown): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object')
   for (const key of Object.keys(options)) {
     if (known.has(key)) continue
-    throw new TypeError(`Unknown option ${JSON.stringify(key)}: the options are ${[...known].join(', ')} (see Options in the README)`)
+    throw new TypeError(`Unknown option ${JSON.stringify(key)}: the options are ${[...known].join(', ')} (see https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/options.md)`)
   }
 }
 

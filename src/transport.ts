@@ -21,7 +21,7 @@ import {wireIdOfKey, type StreamInit} from './streams/stream.ts'
 /**
  * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor,
  * a lost stream is replaced by re-attaching the session, a 404 ends the session; a request is never sent twice.
- * A drop-in replacement for the SDK's `StreamableHTTPClientTransport` (docs/design.md).
+ * A drop-in replacement for the SDK's `StreamableHTTPClientTransport` ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md | design}).
  */
 export class ResumableHTTPClientTransport extends TransportCallbacks implements Transport {
   readonly #options: ResolvedOptions
@@ -112,13 +112,13 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   /**
    * `{kind: 'legacy'}` when the store holds a session for this server (2025-era: the only one with sessions), for
-   * the v2 Client's `connect(transport, {prior})`: it then resumes that session instead of probing (README, "Eras").
+   * the v2 Client's `connect(transport, {prior})`: it then resumes that session instead of probing ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/eras.md | eras}).
    */
   prior(): Promise<{kind: 'legacy'} | undefined> {
     return this.#session.storedEra()
   }
 
-  /** The call journal (docs/design.md#the-call-journal): every `tools/call` in flight, and a previous process's. */
+  /** The call journal ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#the-call-journal | design}): every `tools/call` in flight, and a previous process's. */
   get calls(): Calls {
     return this.#journal.api
   }

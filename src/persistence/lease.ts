@@ -1,5 +1,5 @@
 /**
- * Ownership of a session (README, "Ownership"): a lease that one transport holds at a time, with a fencing token
+ * Ownership of a session (docs/stores.md#ownership-one-session-one-owner): a lease that one transport holds at a time, with a fencing token
  * that grows with every lease of the same name, so that a store can refuse the late writes of an owner whose
  * lease another one took since.
  */

@@ -3,7 +3,7 @@ import {TransportError} from '../errors.ts'
 import {checkTtl, type Fence, type Lease} from './lease.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
-/** The ownership options of the transport (README, "Ownership"). */
+/** The ownership options of the transport ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/stores.md#ownership-one-session-one-owner | one owner per session}). */
 export interface OwnershipOptions {
   /**
    * What a transport does when a live owner (another tab, process or machine) holds the session it finds in a

@@ -61,10 +61,11 @@ export interface LimitOptions {
   callBytes?: number | undefined
 }
 
+/** Every limit, resolved: the value of each option of {@link LimitOptions}, its default where none was given. */
 export type Limits = Readonly<Required<{[K in keyof LimitOptions]: NonNullable<LimitOptions[K]>}>>
 
 /** Which limit was reached, as `limit-exceeded` events name it. */
-export type LimitName = keyof Limits
+export type LimitName = keyof LimitOptions
 
 export const defaultLimits: Limits = Object.freeze({
   maxEventBytes: 16 * 1024 * 1024,

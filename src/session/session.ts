@@ -107,7 +107,7 @@ export class Session {
     if (requested !== undefined && !validSessionId.test(requested)) {
       throw new TransportError('protocol', `options.sessionId must be visible ASCII (0x21-0x7E), got ${JSON.stringify(requested)}`)
     }
-    // One owner per session: the stored session read below is one no live transport holds (README, "Ownership").
+    // One owner per session: the stored session read below is one no live transport holds (docs/stores.md#ownership-one-session-one-owner).
     await this.#owner.claim(signal)
     const stored = await this.#records.loadSession()
     // [spec basic] wire IDs never repeat across restarts, in the era without sessions too (docs/design.md#session).

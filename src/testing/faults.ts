@@ -4,7 +4,8 @@
  */
 import type {ByteCut, Cut} from './connection.ts'
 
-type HttpMethod = 'GET' | 'POST' | 'DELETE'
+/** The HTTP methods of MCP Streamable HTTP, as a fault names them. */
+export type HttpMethod = 'GET' | 'POST' | 'DELETE'
 
 /** Answers the next matching request with `status` and a JSON-RPC error, before anything else happens. */
 export interface StatusFault {

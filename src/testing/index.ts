@@ -3,6 +3,7 @@
  * resumption apart and fails on command, serving the tools, resources and prompts a test declares, with an msw
  * adapter. Real sockets: `mcp-resumable-http/testing/node`.
  * @packageDocumentation
+ * @module mcp-resumable-http/testing
  */
 export {createReferenceServer, ReferenceServer} from './server.ts'
 export {createMockMcpServer, handlersFor, type EndpointOptions, type MockMcpServer, type MockMcpServerOptions} from './msw.ts'
@@ -21,6 +22,6 @@ export {
 } from './catalog.ts'
 export type {ServerMode} from './modes.ts'
 export type {ByteCut, Cut} from './connection.ts'
-export type {CorruptFault, DelayFault, DisconnectOptions, ExpireOptions, Faults, StatusFault, TransportFaults} from './faults.ts'
+export type {CorruptFault, DelayFault, HttpMethod, DisconnectOptions, ExpireOptions, Faults, StatusFault, TransportFaults} from './faults.ts'
 export type {LoggedRequest, PendingRequestView, ServerCounters, SessionView, StreamView} from './instrumentation.ts'
 export {errorCodes, refusals, supportedProtocolVersions, type JsonObject, type Refusal, type RequestHandler, type RequestId} from './protocol.ts'

@@ -3,6 +3,7 @@
  * `mcp-resumable-http/testing/node`: the reference server over real sockets, so that a dropped connection is
  * a real one (undici reports `TypeError: terminated`). Needs no msw.
  * @packageDocumentation
+ * @module mcp-resumable-http/testing/node
  */
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'

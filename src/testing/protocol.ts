@@ -38,7 +38,7 @@ export interface Refusal {
 
 /**
  * Every refusal of the reference server. `resumptionRefused` is the one a server must have
- * (docs/design.md#what-a-server-must-do): distinct from a missing session (400), an expired one (404) and a stream
+ * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-a-server-must-do | what a server must do}): distinct from a missing session (400), an expired one (404) and a stream
  * already connected (409), so that a client can tell "this cursor is not yours" from everything else.
  */
 export const refusals = {
@@ -54,7 +54,8 @@ export const refusals = {
   batchNotSupported: {status: 400, code: -32600, message: 'Invalid Request: batches are not supported in this protocol version'},
   /**
    * A `Last-Event-ID` that is not a position in a stream of the session named by `Mcp-Session-Id`, or that comes
-   * without a session: refused, never served from a global log (docs/design.md#what-a-server-must-do).
+   * without a session: refused, never served from a global log
+   * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-a-server-must-do | what a server must do}).
    */
   resumptionRefused: {status: 422, code: -32010, message: 'Resumption refused: Last-Event-ID does not belong to this session'},
   /** [spec transports, listening for messages] no standalone GET stream is offered. */

@@ -7,7 +7,8 @@
 import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js'
 import {TransportError} from '../errors.ts'
 
-type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>
+/** The part of `fetch` the transport uses; pass a wrapped one for auth, tracing or tests. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>
 
 /** What the transport gives the flow: the v2 SDK's `AuthOptions`; the v1 SDK's `auth()` reads the fields it knows. */
 export interface OAuthFlowOptions {
@@ -22,7 +23,7 @@ export interface OAuthFlowOptions {
   /** The protected resource metadata URL a challenge named. */
   resourceMetadataUrl?: URL
   /** The fetch to reach the authorization server with. */
-  fetchFn?: Fetch
+  fetchFn?: FetchLike
   /** True when the scope asked for exceeds the token's: a refresh cannot widen it, so the user authorizes again. */
   forceReauthorization?: boolean
 }
@@ -47,7 +48,7 @@ export interface UnauthorizedContext {
   /** The MCP server URL, for the SDK's `auth()` or its discovery helpers. */
   serverUrl: URL
   /** The fetch to reach the authorization server with. */
-  fetchFn: Fetch
+  fetchFn: FetchLike
 }
 
 /**
@@ -90,14 +91,14 @@ export class Authorizer {
   readonly #oauth: OAuthClientProvider | undefined
   readonly #minimal: AuthProvider | undefined
   readonly #serverUrl: URL
-  readonly #fetch: () => Fetch
+  readonly #fetch: () => FetchLike
   #sdk: Promise<OAuthClientModule> | undefined
   #resourceMetadataUrl: URL | undefined
   #scope: string | undefined
   /** One flow at a time: requests refused together wait for the same one (a refresh token is used once). */
   #flow: Promise<void> | undefined
 
-  constructor(provider: unknown, serverUrl: URL, fetch: () => Fetch, oauthClient?: OAuthClientModule) {
+  constructor(provider: unknown, serverUrl: URL, fetch: () => FetchLike, oauthClient?: OAuthClientModule) {
     this.#serverUrl = serverUrl
     this.#fetch = fetch
     if (oauthClient !== undefined) this.#sdk = Promise.resolve(checkOAuthClient(oauthClient))

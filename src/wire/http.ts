@@ -1,10 +1,7 @@
-import type {AuthAttempt, Authorizer} from './auth.ts'
+import type {AuthAttempt, Authorizer, FetchLike} from './auth.ts'
 import {abortedError, TransportError} from '../errors.ts'
 import {excerpt} from './jsonrpc.ts'
 import {displayUrl, type Redact} from './redaction.ts'
-
-/** The part of `fetch` the transport uses; pass a wrapped one for auth, tracing or tests. */
-export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>
 
 /** Redirects followed in a row before the request fails: a loop ends, a long chain is refused. */
 const maxRedirects = 5

@@ -36,7 +36,7 @@ describe(`MCP conformance suite 0.2.0-alpha.12, auth scenarios up to 2025-11-25`
     if (passed.sdk.has(scenario)) expect(failuresOf(ours).failed).toEqual([])
   }, 90_000)
 
-  // The README's count ("Authorization"): every scenario, on both transports.
+  // The count of docs/authorization.md: every scenario, on both transports.
   it('counts 16 of 16 passed with this transport and 16 of 16 with the SDK transport', () => {
     expect([passed.ours.size, passed.sdk.size]).toEqual([16, 16])
   })

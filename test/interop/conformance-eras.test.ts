@@ -73,7 +73,7 @@ describe(`MCP conformance suite 0.2.0-alpha.12, client scenarios at 2026-07-28, 
     expect(failedIds(ours)).toEqual([])
   }, 90_000)
 
-  // The README's counts ("Eras").
+  // The counts of docs/eras.md.
   it('counts every scenario passed on each transport', () => {
     expect({ours: passed.ours.size, sdk: passed.sdk.size}).toEqual({ours: wire.length + auth.length, sdk: wire.length + auth.length})
   })

@@ -4,7 +4,7 @@
  * Every scenario runs twice, with the SDK `Client` on this transport and on the SDK's own
  * `StreamableHTTPClientTransport`, and measures the same things for both: how the call ended (or that it had not
  * after {@link hangMs}), which progress notifications reached the Client, how often the tool ran, how many
- * `tools/call` POSTs the server received, how many GETs carried `Last-Event-ID`. The README's table
+ * `tools/call` POSTs the server received, how many GETs carried `Last-Event-ID`. The table of docs/comparison.md
  * "Against the official SDK server" quotes these numbers; each is asserted here.
  *
  * Reconnect delays are scaled down for both transports alike (first delay 20 ms, longest 100 ms); attempts are
@@ -31,7 +31,7 @@ async function start(kind: Kind, options: SdkServerOptions = {}, beforeConnect?:
   return stack
 }
 
-/** What one call came to, as the README reports it. */
+/** What one call came to, as docs/comparison.md reports it. */
 interface Measured {
   outcome: string
   progress: number[]
@@ -143,7 +143,7 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       await server.restart()
       const measured = await measure(call, 'slow')
       const notFound = server.log.filter((entry) => entry.status === 404).length
-      // Ours: the README's recovery, the Client connected again on the same transport (initialize: a new session).
+      // Ours: the recovery of docs/errors.md, the Client connected again on the same transport (initialize: a new session).
       // The SDK's: nothing said the session expired, so the app calls again.
       if (kind === 'ours') {
         await peer.client.close()

@@ -54,7 +54,7 @@ beforeAll(async () => {
   bare = await mkdtemp(join(tmpdir(), 'bare-'))
   const launching = hasChromium ? launchChromium() : undefined
   // The manifest and docs as published, and a build of src/ of its own: the repo's dist/ is never touched.
-  await Promise.all(['package.json', 'README.md', 'LICENSE'].map((file) => cp(join(root, file), join(staging, file))))
+  await Promise.all(['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].map((file) => cp(join(root, file), join(staging, file))))
   await node([bin('typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(staging, 'dist')], root)
   const {stdout} = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', staging], {cwd: staging})
   pack = (JSON.parse(stdout) as PackResult[])[0]!
@@ -85,9 +85,9 @@ function installedTestingNode(): Promise<typeof TestingNode> {
 const echoed = (from: string): string => JSON.stringify([{type: 'text', text: `echo: ${JSON.stringify({from})}`}])
 
 describe('the packed package', () => {
-  it('holds the build, the README and the LICENSE, and no source map pointing at unshipped sources', () => {
+  it('holds the build, the README, the CHANGELOG and the LICENSE, and no source map pointing at unshipped sources', () => {
     const paths = packed.map((file) => file.path)
-    expect(paths).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/testing/node.js']))
+    expect(paths).toEqual(expect.arrayContaining(['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/testing/node.js']))
     expect(paths.filter((path) => path.endsWith('.map') || path.startsWith('src/'))).toEqual([])
     // Measured for the report: the tarball and what it unpacks to.
     console.info(`packed ${pack.filename}: ${pack.size} bytes, unpacked ${pack.unpackedSize} bytes, ${paths.length} files`)

@@ -1,7 +1,7 @@
 /**
  * The SDK's `StreamableHTTPClientTransport` (1.32.2) and ours, each under the SDK Client, through the design
  * note's two field failures, against the correct reference server and its two faulty modes, over real sockets.
- * Each scenario measures the same things for both transports; the README's comparison table quotes these
+ * Each scenario measures the same things for both transports; docs/comparison.md quotes these
  * numbers.
  */
 import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
