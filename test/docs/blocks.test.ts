@@ -225,11 +225,12 @@ for (const document of documents) {
       it(`runs the program at line ${block.line} (${block.heading}) as written`, async (context) => {
         const scene = block.info['scene'] === undefined ? undefined : scenes[block.info['scene']]
         if (block.info['scene'] !== undefined) expect(scene, `scene=${block.info['scene']}`).toBeDefined()
-        const servesItself = /from 'msw\//.test(block.code)
+        // A block that starts msw itself, or a server of its own (`./server`), is served by that.
+        const servesItself = /from '(?:msw\/|mcp-resumable-http\/server)/.test(block.code)
         const {server, handlers} = createMockMcpServer()
         network = setupServer(...handlers)
         unauthorized = 0
-        // A block that starts msw itself is served by its own; msw 3 refuses to close a network never started.
+        // msw 3 refuses to close a network never started.
         if (!servesItself) network.listen({onUnhandledFrame: 'bypass'})
         vi.stubGlobal('location', new URL('https://app.example/'))
         const logged: unknown[][] = []
