@@ -41,15 +41,20 @@ export function checkOptionValues(options: Readonly<Record<string, unknown>>): v
 }
 
 /**
- * `requestInit` is merged into every request: the fields the transport sets itself would be ignored there, so each
- * is refused by name.
+ * `requestInit` is merged into every request: the fields the transport sets itself would be ignored there, and a
+ * signal would outlive the request it was meant for, so each is refused by name, with what to use instead.
  */
 function checkRequestInit(init: unknown, redirectPolicy: unknown): void {
   if (init === undefined) return
   if (typeof init !== 'object' || init === null || Array.isArray(init)) {
     throw new TypeError(`options.requestInit must be an object of fetch's RequestInit fields (headers, credentials, ...), got ${describeValue(init)}`)
   }
-  const {method, body, redirect, headers} = init as RequestInit
+  const {signal, method, body, redirect, headers} = init as RequestInit
+  if (signal !== undefined && signal !== null) {
+    throw new TypeError(
+      'options.requestInit.signal is not supported: requestInit goes with every request, so its signal cannot stop one of them. Give a request its own with the Client (client.callTool(params, undefined, {signal})): its abort POSTs notifications/cancelled and closes that request. To stop everything, call transport.close()',
+    )
+  }
   if (method !== undefined) throw new TypeError("options.requestInit.method is not used: each request's method is the protocol's (POST, GET, DELETE)")
   if (body !== undefined && body !== null) throw new TypeError('options.requestInit.body is not used: each POST carries the message it sends')
   if (redirect !== undefined && redirectPolicy !== 'follow') {

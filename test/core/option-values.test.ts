@@ -194,6 +194,13 @@ describe('every other option value, checked at construction', () => {
     expect(create(options)).toThrow(new TypeError(message))
   })
 
+  it('requestInit.signal, accepted before and dropped in silence, is a TypeError saying what to use instead: the Client\'s signal for one request, close() for all', () => {
+    const message =
+      'options.requestInit.signal is not supported: requestInit goes with every request, so its signal cannot stop one of them. Give a request its own with the Client (client.callTool(params, undefined, {signal})): its abort POSTs notifications/cancelled and closes that request. To stop everything, call transport.close()'
+    expect(create({requestInit: {signal: new AbortController().signal}})).toThrow(new TypeError(message))
+    expect(create({requestInit: {signal: AbortSignal.abort()}})).toThrow(new TypeError(message))
+  })
+
   it('a header value that cannot be sent is refused without being quoted: it may be a secret', () => {
     let thrown: unknown
     try {
