@@ -90,7 +90,7 @@ describe('close()', () => {
 })
 
 describe('terminateSession()', () => {
-  it.each([200, 204, 404, 405])('DELETE answered %i clears the session and its stored cursors', async (status) => {
+  it.each([200, 204, 400, 404, 405, 410])('DELETE answered %i clears the session and its stored cursors, and resolves', async (status) => {
     const mock = useMock({retryMs: 1})
     const store = new RecordingStore()
     const {transport, client} = await connect({store})

@@ -6,7 +6,7 @@ import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type FetchLike, type TransportEvent} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, storedSession, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {failure} from '../fixtures/wire.ts'
 
@@ -182,20 +182,26 @@ describe('notifications and responses', () => {
     await client.close()
   })
 
-  it.each<[string, number, JSONRPCMessage]>([
-    ['a notification', 403, {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}],
-    ['an answer to a server request', 400, {jsonrpc: '2.0', id: 'srv-9', result: {}}],
-  ])('a 4xx to %s rejects send with http and its status, and it is not sent again', async (_what, status, message) => {
+  // A 400 may be the session's: the session's GET, which carries nothing else, is asked, and the mock answers it with a
+  // stream (the session lives).
+  it.each<[string, number, JSONRPCMessage, number[]]>([
+    ['a notification', 403, {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}, []],
+    ['an answer to a server request', 400, {jsonrpc: '2.0', id: 'srv-9', result: {}}, [200]],
+  ])('a 4xx to %s rejects send with http and its status, and it is not sent again', async (_what, status, message, asked) => {
     const mock = useMock()
     const {client, transport} = await connect()
+    await untilGetsServed()
     const before = mock.log.length
     mock.faults.failNext({method: 'POST', status})
     const error = await failure(transport.send(message))
     expect(isTransportError(error, 'http') && error.status === status).toBe(true)
+    // The first GET after it (the standalone stream then re-attaches: a server may have put something on that stream).
+    const gets = mock.log.slice(before).filter((entry) => entry.method === 'GET')
+    expect(gets.slice(0, 1).map((entry) => [entry.lastEventId, entry.status])).toEqual(asked.map((answer) => [undefined, answer]))
     await client.listTools()
-    expect(mock.log.slice(before).map((entry) => [entry.method, entry.rpcMethod, entry.status])).toEqual([
-      ['POST', 'method' in message ? message.method : undefined, status],
-      ['POST', 'tools/list', 200],
+    expect(mock.log.slice(before).filter((entry) => entry.method === 'POST').map((entry) => [entry.rpcMethod, entry.status])).toEqual([
+      ['method' in message ? message.method : undefined, status],
+      ['tools/list', 200],
     ])
     expect(transport.sessionId).toBe('session-1')
     await client.close()
