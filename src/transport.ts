@@ -178,9 +178,25 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     await this.#options.http.auth.finishAuth(authorizationCode, iss)
   }
 
-  /** Ends the session with `DELETE`. 2xx, 400, 404, 405 and 410 all clear the local session and its cursors. */
+  /**
+   * Ends the session with `DELETE`, and forgets it here (its records too) whatever the answer: 2xx, 400, 404, 405 and
+   * 410 resolve (the server ended it, knows it no more, or lets no client end one); any other answer, or none,
+   * rejects with `http` or `network` once it is forgotten: the server may keep it until it expires it.
+   */
   async terminateSession(): Promise<void> {
     await this.#ending.terminate(this.#requireStarted().signal)
+  }
+
+  /**
+   * Forgets the session without telling the server (no `DELETE`, no request): its records are deleted from the store,
+   * so the next `start()` (here, or in a next process on that store and `storeKey`) initializes a new one. Started,
+   * it ends the session held, as {@link terminateSession} does; before `start()` or after `close()`, it deletes the
+   * stored session `start()` would attach to (under its lease: with `ownership: 'wait'` it waits as `start()` does,
+   * until `signal` aborts), and drops the `sessionId` option. The call journal's records stay: `calls.forget` drops those.
+   */
+  async forgetSession(signal?: AbortSignal): Promise<void> {
+    this.#sessionIdOption = undefined
+    await this.#ending.forget(this.#lifetime === undefined ? (signal ?? new AbortController().signal) : undefined)
   }
 
   /**

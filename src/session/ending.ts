@@ -1,5 +1,5 @@
 import type {Inbox} from '../delivery/inbox.ts'
-import {TransportError} from '../errors.ts'
+import {asError, isTransportError, TransportError} from '../errors.ts'
 import type {TransportEvent} from '../events.ts'
 import {rpcErrorIn} from '../modern/answers.ts'
 import {classifyStreamAnswer} from '../policy/decision.ts'
@@ -22,8 +22,8 @@ export interface EndingHost {
 }
 
 /**
- * How a session ends (docs/design.md#session): the server no longer knows it, the app terminates it (`DELETE`), or
- * a new `initialize` or the era without sessions replaces it. Every way forgets the
+ * How a session ends (docs/design.md#session): the server no longer knows it, the app terminates it (`DELETE`) or
+ * forgets it (no request), or a new `initialize` or the era without sessions replaces it. Every way forgets the
  * identity, aborts every stream, settles every pending request and deletes the session's records, so that a next
  * process starts clean.
  */
@@ -77,12 +77,40 @@ export class SessionEnding {
     return answer === 'session-expired' ? response.status : undefined
   }
 
-  /** [spec transports, session management] `DELETE` of the session held; a refusal is thrown and keeps the session. */
+  /**
+   * [spec transports, session management] `DELETE` of the session held, which is then forgotten whatever the answer.
+   * Rejects, once it is forgotten, with the error of a DELETE the server may not have acted on (`http`, `network`).
+   */
   async terminate(signal: AbortSignal): Promise<void> {
-    const sessionId = this.#host.session.id
+    const {session} = this.#host
+    const sessionId = session.id
     if (sessionId === undefined) return
-    const status = await deleteSession(this.#host, sessionId, signal)
-    await this.end(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
+    let status: number | undefined
+    let failure: Error | undefined
+    try {
+      status = await deleteSession(this.#host, sessionId, signal)
+    } catch (error) {
+      failure = asError(error)
+      status = isTransportError(error) ? error.status : undefined
+    }
+    // The session the DELETE named, unless it ended meanwhile.
+    if (session.id === sessionId) await this.end(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
     this.#host.emit({type: 'session-terminated', sessionId, status})
+    if (failure === undefined) return
+    // The authorization flow's own errors (`UnauthorizedError`) go as they came.
+    if (!isTransportError(failure)) throw failure
+    const forgotten = `${failure.message}; the session was forgotten here all the same, and the server may keep it until it expires it`
+    throw new TransportError(failure.code, forgotten, {status: failure.status, body: failure.data?.text, cause: failure})
+  }
+
+  /**
+   * Forgets the session without a request: the one held, or, with `claim` (the transport not started), the stored
+   * one `start()` would attach to, under its lease for as long as it takes (`claim` aborts the wait for it).
+   */
+  async forget(claim: AbortSignal | undefined): Promise<void> {
+    const {session} = this.#host
+    const forgotten = (): Promise<void> => this.end(new TransportError('aborted', session.id === undefined ? 'The session was forgotten' : `Session ${session.id} was forgotten`)).cleared
+    if (claim === undefined) await forgotten()
+    else await session.whileClaimed(claim, forgotten)
   }
 }

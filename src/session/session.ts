@@ -208,6 +208,16 @@ export class Session {
     return this.#owner.release()
   }
 
+  /** Runs `run` under the lease of the stored session {@link Session.attach} would take: before it, or after `release()`. */
+  async whileClaimed(signal: AbortSignal, run: () => Promise<void>): Promise<void> {
+    await this.#owner.claim(signal)
+    try {
+      await run()
+    } finally {
+      await this.release()
+    }
+  }
+
   /** Reserves the block of wire IDs that starts at `from`, in the store, before any of them is used. */
   #reserveWireIds(from: number): Promise<void> {
     this.#reservedWireIds = from + wireIdBlock

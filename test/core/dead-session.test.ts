@@ -1,14 +1,16 @@
 /**
  * A session the server no longer knows ends, whatever status the server chose for it
  * (docs/failures.md#a-session-the-server-no-longer-knows): servers built on the SDK's examples answer 400 where the
- * spec says 404, and a persistent store must not turn that into an outage of every later process.
+ * spec says 404, and a persistent store must not turn that into an outage of every later process. The app can also
+ * drop a stored session itself (`forgetSession()`).
  */
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, MemoryStore, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import type {ReferenceServer} from '../../src/testing/index.ts'
+import {connectClient} from '../fixtures/client.ts'
 import {connect, eventsOf, network, storedSession, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
-import {failure} from '../fixtures/wire.ts'
+import {codeOf, failure} from '../fixtures/wire.ts'
 
 /** What `@modelcontextprotocol/server-everything` answers a request naming a session it does not know. */
 const noValidSession = {jsonrpc: '2.0', error: {code: -32000, message: 'Bad Request: No valid session ID provided'}, id: null}
@@ -182,5 +184,85 @@ describe('a POST refused 400 in a session', () => {
     expect(isTransportError(error, 'http') && error.status === 400).toBe(true)
     expect(transport.sessionId).toBe('session-1')
     await client.close()
+  })
+})
+
+describe('forgetSession()', () => {
+  it('before start() deletes the stored session, sends nothing, and the next connect initializes a new one', async () => {
+    const mock = useMock()
+    const store = await storedSession(new MemoryStore())
+    const requests = mock.log.length
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store})
+    await transport.forgetSession()
+    expect(await sessionRecords(store)).toEqual([])
+    expect(mock.log).toHaveLength(requests)
+
+    const {client} = await connect({store})
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0)
+    expect(mock.requests('POST', 'initialize')).toHaveLength(2)
+    expect(mock.log.slice(requests).filter((entry) => entry.sessionId === 'session-1')).toEqual([])
+    await client.close()
+  })
+
+  it('drops the sessionId option too: the transport initializes instead of attaching', async () => {
+    const mock = useMock()
+    await (await connect()).client.close()
+    const transport = new ResumableHTTPClientTransport(new URL(url), {sessionId: 'session-1'})
+    await transport.forgetSession()
+    const {client} = await connectClient(transport)
+    expect(transport.sessionId).toBe('session-2')
+    expect(mock.requests('POST', 'initialize')).toHaveLength(2)
+    expect(mock.requests('GET').filter((entry) => entry.sessionId === 'session-1')).toHaveLength(1)
+    await client.close()
+  })
+
+  it('while connected ends the session held without any request: a call in flight is settled aborted, the records go, and the next connect initializes', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const {client, transport} = await connect({store})
+    const call = failure(client.callTool({name: 'slow', arguments: {steps: 20, delayMs: 20}}, undefined, {onprogress: () => {}}))
+    await until(() => mock.requests('POST', 'tools/call').length === 1)
+    const requests = mock.log.length
+    await transport.forgetSession()
+
+    expect(codeOf(await call)).toBe('aborted')
+    expect(((await call) as Error).message).toContain('Session session-1 was forgotten')
+    expect(transport.sessionId).toBeUndefined()
+    expect(await sessionRecords(store)).toEqual([])
+    expect(mock.log.slice(requests).filter((entry) => entry.method === 'DELETE')).toEqual([])
+    await client.close()
+    await client.connect(transport)
+    expect(transport.sessionId).toBe('session-2')
+    await client.close()
+  })
+
+  it('after close() forgets the session close() left in the store for a next process', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    const {client, transport} = await connect({store})
+    await untilGetsServed()
+    await client.close()
+    expect(await sessionRecords(store)).not.toEqual([])
+    await transport.forgetSession()
+    expect(await sessionRecords(store)).toEqual([])
+    await client.connect(transport)
+    expect(transport.sessionId).toBe('session-2')
+    expect(mock.requests('POST', 'initialize')).toHaveLength(2)
+    await client.close()
+  })
+
+  it("never deletes a live owner's session: before start() it forgets the one start() would take, a slot of its own", async () => {
+    useMock()
+    const store = new MemoryStore()
+    const owner = await connect({store})
+    await untilGetsServed()
+    const owned = `mcp-resumable-http:${url}#session`
+    expect(await sessionRecords(store)).toContain(owned)
+
+    await new ResumableHTTPClientTransport(new URL(url), {store}).forgetSession()
+    expect(await sessionRecords(store)).toContain(owned)
+    expect(owner.transport.sessionId).toBe('session-1')
+    expect((await owner.client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'echo: {}'}])
+    await owner.client.close()
   })
 })
