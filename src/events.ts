@@ -27,7 +27,8 @@ export interface ResumptionHeaders {
 export type TransportEvent =
   | {type: 'session-started'; sessionId: string}
   | {type: 'session-expired'; sessionId: string; settledRequests: number}
-  | {type: 'session-terminated'; sessionId: string; status: number}
+  /** `status`: the answer to its `DELETE`, undefined when none came (the session is forgotten all the same). */
+  | {type: 'session-terminated'; sessionId: string; status: number | undefined}
   /** A stream opened without being a reconnect: the standalone GET after `notifications/initialized`. */
   | {type: 'stream-opened'; stream: StreamKind; requestId: JsonRpcId | undefined; headers: ResumptionHeaders}
   /** A broken stream is being reopened: `branch` says which resumption, `headers` what was sent. */

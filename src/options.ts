@@ -4,6 +4,7 @@ import type {OAuthClientProvider} from '@modelcontextprotocol/sdk/client/auth.js
 import type {TransportEvent} from './events.ts'
 import type {HttpClient} from './wire/http.ts'
 import {resolveLimits, type LimitOptions, type Limits} from './policy/limits.ts'
+import {checkOptionValues} from './policy/option-values.ts'
 import {storeNamespace} from './wire/namespace.ts'
 import {resolveOwnership, type OwnershipOptions, type ResolvedOwnership} from './persistence/ownership.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
@@ -23,8 +24,8 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    */
   storeKey?: string | undefined
   /**
-   * A session the app kept itself: the transport attaches to it (session resumption, no cursors) and the
-   * Client skips `initialize`.
+   * A session the app kept itself (visible ASCII, as the server gave it): the transport attaches to it (session
+   * resumption, no cursors) and the Client skips `initialize`.
    * @defaultValue the session found in `store`, if any
    */
   sessionId?: string | undefined
@@ -35,6 +36,11 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
   fetch?: FetchLike | undefined
   /**
    * Merged into every request (headers, credentials, ...). The transport's protocol headers win over these.
+   * `method` and `body` are each request's own and `redirect` is {@link ResumableHTTPClientTransportOptions.redirectPolicy}'s:
+   * setting one is a TypeError (`redirect` is taken with `'follow'`). So is a `signal`: one init goes with every
+   * request, so its signal could stop none of them alone (the SDK transport drops it). Stop one request with the
+   * Client's own `signal` request option (`client.callTool(params, undefined, {signal})`: it POSTs
+   * `notifications/cancelled` and the request's POST is closed), and everything with `close()`.
    * @defaultValue `{}`
    */
   requestInit?: RequestInit | undefined
@@ -46,7 +52,7 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    *   https on the same host with default ports) or goes to an origin of `allowedRedirectOrigins`. Any other
    *   redirect fails the request with a `TransportError` of code `http`, so that the session ID, the body,
    *   `Last-Event-ID` and the app's headers never reach another origin. Browsers hide the target of a redirect
-   *   that fetch does not follow: there, every redirect fails so. `requestInit.redirect` is not used.
+   *   that fetch does not follow: there, every redirect fails so. `requestInit.redirect` is refused.
    * - `'follow'`: redirects are left to fetch and `requestInit.redirect`; Node's fetch sends the app's headers
    *   (but `Authorization` and `Cookie`), the session ID and, on 307 and 308, the body to wherever the server
    *   points. Only for a server you trust.
@@ -192,19 +198,9 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     throw new TypeError('The server URL must not contain credentials (user:password@): pass them as headers in requestInit.headers, e.g. Authorization')
   }
   checkKeys(options)
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-    throw new TypeError('options.fetch must be a function')
-  }
+  checkOptionValues(options as Readonly<Record<string, unknown>>)
   if (options.store !== undefined) checkStore(options.store)
   const onEvent = options.onEvent
-  const resumeTimeoutMs = options.resumeTimeoutMs ?? 60_000
-  if (Number.isNaN(resumeTimeoutMs) || resumeTimeoutMs <= 0) {
-    throw new TypeError(`options.resumeTimeoutMs must be a number > 0 (Infinity: no deadline), got ${String(resumeTimeoutMs)}`)
-  }
-  const storeTimeoutMs = options.storeTimeoutMs ?? 5000
-  if (Number.isNaN(storeTimeoutMs) || storeTimeoutMs <= 0) {
-    throw new TypeError(`options.storeTimeoutMs must be a number > 0 (Infinity: no deadline), got ${String(storeTimeoutMs)}`)
-  }
   const requestInit = options.requestInit ?? {}
   const fetchOption = options.fetch
   // Read at call time, as for the MCP requests: msw and app patches apply to the authorization server too.
@@ -226,13 +222,13 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     },
     reconnect: reconnectPolicy(options),
     durability: options.durability ?? 'strict',
-    resumeTimeoutMs,
+    resumeTimeoutMs: options.resumeTimeoutMs ?? 60_000,
     // Stryker disable next-line ConditionalExpression: guard(undefined) throws inside its own try: it does nothing either
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
     terminateOnClose: options.terminateOnClose ?? false,
     callJournal: options.callJournal ?? false,
     limits: resolveLimits(options.limits),
-    storeTimeoutMs,
+    storeTimeoutMs: options.storeTimeoutMs ?? 5000,
     ownership: resolveOwnership(options),
   })
 }
@@ -289,6 +285,8 @@ function reconnectPolicy(options: ResumableHTTPClientTransportOptions): Reconnec
   if (options.reconnect !== undefined) {
     throw new TypeError('options.reconnect and options.reconnectionOptions (its SDK name) were both given: pass one')
   }
+  const given: unknown = sdk
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new TypeError(`options.reconnectionOptions must be an object of ${Object.keys(sdkFields).join(', ')}`)
   const unknown = Object.keys(sdk).find((key) => !(key in sdkFields))
   if (unknown !== undefined) {
     throw new TypeError(`Unknown field reconnectionOptions.${unknown}: the fields are ${Object.keys(sdkFields).join(', ')}`)
@@ -297,9 +295,14 @@ function reconnectPolicy(options: ResumableHTTPClientTransportOptions): Reconnec
     throw new TypeError('reconnectionOptions.maxRetries 0 (never reconnect) is not supported: a broken stream is always reopened at least once; use reconnect: {maxAttempts: 1}')
   }
   const mapped: ReconnectOptions = {}
-  for (const [field, [name, fallback]] of Object.entries(sdkFields)) mapped[name] = sdk[field as keyof typeof sdkFields] ?? fallback
+  const defaults: Partial<Record<keyof ReconnectPolicy, number>> = {}
+  for (const [field, [name, fallback]] of Object.entries(sdkFields)) {
+    const value = sdk[field as keyof typeof sdkFields]
+    if (value !== undefined) mapped[name] = value
+    defaults[name] = fallback
+  }
   try {
-    return resolveReconnectPolicy(mapped)
+    return resolveReconnectPolicy(mapped, defaults)
   } catch (error) {
     // Name the field the caller wrote, not ours.
     let message = (error as Error).message

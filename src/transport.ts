@@ -5,7 +5,8 @@ import {CallJournal, type Calls} from './calls/journal.ts'
 import {AnswerQueue} from './delivery/answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type CallRecord, type TransportEvent, type TransportMetrics} from './events.ts'
-import {deleteSession, send, type PostHost, type SendOptions} from './session/post.ts'
+import {send, type PostHost, type SendOptions} from './session/post.ts'
+import {SessionEnding} from './session/ending.ts'
 import {Inbox, keyOfId} from './delivery/inbox.ts'
 import {requestIdOf, responseIdOf} from './wire/jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
@@ -20,8 +21,8 @@ import {wireIdOfKey, type StreamInit} from './streams/stream.ts'
 
 /**
  * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor,
- * a lost stream is replaced by re-attaching the session, a 404 ends the session; a request is never sent twice.
- * A drop-in replacement for the SDK's `StreamableHTTPClientTransport` ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md | design}).
+ * a lost stream is replaced by re-attaching the session, a session the server no longer knows ends; a request is
+ * never sent twice. A drop-in replacement for the SDK's `StreamableHTTPClientTransport` ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md | design}).
  */
 export class ResumableHTTPClientTransport extends TransportCallbacks implements Transport {
   readonly #options: ResolvedOptions
@@ -32,6 +33,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   readonly #streams: OpenStreams
   readonly #lifecycle: StreamLifecycle
   readonly #postHost: PostHost
+  readonly #ending: SessionEnding
   /** [v2 SDK `Transport`] one POST and stream per request: the v2 Client cancels a 2026-07-28 request by `requestSignal`. */
   readonly hasPerRequestStream = true
   readonly #journal: CallJournal
@@ -70,6 +72,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     this.#journal = new CallJournal({...this.#options, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task)})
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
+    this.#ending = new SessionEnding({...this.#options, session: this.#session, inbox: this.#inbox, streams: this.#streams, emit: (event) => this.#emit(event), report: (error) => this.report(error), wantReemission: () => this.#lifecycle.wantReemission()})
     this.#postHost = {
       http: this.#options.http,
       session: this.#session,
@@ -78,9 +81,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       policy: this.#options.reconnect,
       answers: new AnswerQueue(this.#options.limits.maxConcurrentAnswers, (event) => this.#emit(event)),
       addStream: (init) => this.#streams.add(this.#requireStarted().signal, init),
-      endSession: (error) => this.#endSession(error).cleared,
+      endSession: (error) => this.#ending.end(error).cleared,
       follow: (stream, body) => this.#track(this.#lifecycle.follow(stream, body)),
-      expireSession: (error) => this.#expireSession(error, false),
+      expireSession: (error) => this.#ending.expire(error, false),
+      sessionRefused: (...refusal) => this.#ending.sessionRefused(...refusal),
       initialized: () => this.#openStandalone('open', undefined),
       reachable: () => this.#lifecycle.wakeStandalone(),
       journal: this.#journal,
@@ -164,7 +168,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   setProtocolVersion(version: string): void {
-    if (this.#session.endsSession(version)) this.#track(this.#endSession(new TransportError('aborted', `Protocol ${version} has no sessions`)).cleared)
+    if (this.#session.endsSession(version)) this.#track(this.#ending.end(new TransportError('aborted', `Protocol ${version} has no sessions`)).cleared)
     this.#session.setProtocolVersion(version)
   }
 
@@ -174,14 +178,25 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     await this.#options.http.auth.finishAuth(authorizationCode, iss)
   }
 
-  /** Ends the session with `DELETE`. 200, 204, 404 and 405 all clear the local session and its cursors. */
+  /**
+   * Ends the session with `DELETE`, and forgets it here (its records too) whatever the answer: 2xx, 400, 404, 405 and
+   * 410 resolve (the server ended it, knows it no more, or lets no client end one); any other answer, or none,
+   * rejects with `http` or `network` once it is forgotten: the server may keep it until it expires it.
+   */
   async terminateSession(): Promise<void> {
-    const {signal} = this.#requireStarted()
-    const sessionId = this.#session.id
-    if (sessionId === undefined) return
-    const status = await deleteSession(this.#postHost, sessionId, signal)
-    await this.#endSession(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
-    this.#emit({type: 'session-terminated', sessionId, status})
+    await this.#ending.terminate(this.#requireStarted().signal)
+  }
+
+  /**
+   * Forgets the session without telling the server (no `DELETE`, no request): its records are deleted from the store,
+   * so the next `start()` (here, or in a next process on that store and `storeKey`) initializes a new one. Started,
+   * it ends the session held, as {@link terminateSession} does; before `start()` or after `close()`, it deletes the
+   * stored session `start()` would attach to (under its lease: with `ownership: 'wait'` it waits as `start()` does,
+   * until `signal` aborts), and drops the `sessionId` option. The call journal's records stay: `calls.forget` drops those.
+   */
+  async forgetSession(signal?: AbortSignal): Promise<void> {
+    this.#sessionIdOption = undefined
+    await this.#ending.forget(this.#lifetime === undefined ? (signal ?? new AbortController().signal) : undefined)
   }
 
   /**
@@ -231,7 +246,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       read: (connection, body) => readConnection(reader, connection, body),
       // Stryker disable next-line ConditionalExpression: inbox.settle of no ID finds no request
       settle: (stream, error) => stream.requestId !== undefined && this.#inbox.settle(stream.requestId, error),
-      expireSession: (error) => this.#expireSession(error, true),
+      expireSession: (error) => this.#ending.expire(error, true),
       standaloneNotOffered: () => (this.#standaloneOffered = false),
       // Stryker disable next-line StringLiteral: without a cursor, the first GET clears what 'reattach' sets (replay, then re-attach)
       reattachStandalone: () => this.#openStandalone('reattach', undefined),
@@ -251,24 +266,6 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       }
     }
     this.#inbox.receive(message, reemitted, origin)
-  }
-
-  /** [spec transports, session management] 404: the session is gone. `background`: found by a stream, so reported. */
-  async #expireSession(error: TransportError, background: boolean): Promise<void> {
-    const sessionId = this.#session.id
-    if (sessionId === undefined) return
-    const {settled, cleared} = this.#endSession(error, true)
-    this.#emit({type: 'session-expired', sessionId, settledRequests: settled})
-    if (background) this.report(error)
-    await cleared
-  }
-
-  /** Drops the session, its streams and pending requests at once; `cleared`: its records are gone from the store too. */
-  #endSession(error: TransportError, expired = false): {settled: number; cleared: Promise<void>} {
-    const cleared = expired ? this.#session.expire() : this.#session.end()
-    this.#inbox.forgetServerRequests()
-    this.#streams.abortAll(error)
-    return {settled: this.#inbox.settleAll(error), cleared}
   }
 
   /** Opens the standalone GET stream, unless it is open, not offered, or the era has none. */

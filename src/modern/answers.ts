@@ -8,7 +8,14 @@ import type {JsonRpcId} from '../wire/jsonrpc.ts'
  * disagrees with the body, an unsupported version) with HTTP 400 and such a body.
  */
 export function rpcErrorAnswering(error: TransportError, wireId: JsonRpcId): JSONRPCMessage | undefined {
-  if (error.status !== 400) return undefined
+  return error.status === 400 ? rpcErrorIn(error, wireId) : undefined
+}
+
+/**
+ * The JSON-RPC error answering request `wireId` that the body of the HTTP refusal `error` is, if it is one: the
+ * server's word that it refused that request, not an error about no request (`id: null`) or no JSON-RPC at all.
+ */
+export function rpcErrorIn(error: TransportError, wireId: JsonRpcId): JSONRPCMessage | undefined {
   let body: unknown
   try {
     // An error with a status has `data`, and `httpError` (src/wire/http.ts) always gives it the body: `String` only

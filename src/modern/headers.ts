@@ -1,5 +1,6 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportError} from '../errors.ts'
+import {isHeaderName} from '../policy/limits.ts'
 
 /**
  * The headers of the 2026-07-28 era (docs/design.md#eras), derived from each message as the v2 SDK's transport
@@ -23,8 +24,6 @@ const nameSources: ReadonlyMap<string, string> = new Map([
  * list's `content-type` and `accept` need no entry: `exchange` (src/wire/http.ts) sets both after these.
  */
 const reservedHeaders = new Set(['authorization', 'dpop', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'])
-/** [RFC 9110 §5.1] a field name is a token. */
-const fieldName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /** What an HTTP field value may carry as it is: visible ASCII, space and tab. */
 const plainValue = /^[\t\x20-\x7E]*$/
 const base64Prefix = '=?base64?'
@@ -54,7 +53,7 @@ export function envelopeVersionOf(message: JSONRPCMessage): string | undefined {
 export function requestHeaders(message: JSONRPCMessage, perRequest: Readonly<Record<string, string>> | undefined): RequestHeaders {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(perRequest ?? {})) {
-    if (!fieldName.test(name)) throw invalid(`the header name ${JSON.stringify(name)} is not an HTTP token`)
+    if (!isHeaderName(name)) throw invalid(`the header name ${JSON.stringify(name)} is not an HTTP token`)
     if (reservedHeaders.has(name.toLowerCase())) continue
     // The value is not shown: a per-request header may be a credential.
     if (typeof value !== 'string' || !plainValue.test(value)) throw invalid(`the value of header ${name} is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)`)

@@ -30,11 +30,12 @@ export interface ResolvedOwnership {
 }
 
 export function resolveOwnership(options: OwnershipOptions): ResolvedOwnership {
-  const mode: unknown = options.ownership ?? 'new-session'
+  // `null` is no option left out: it is refused below, as any value but the two.
+  const mode: unknown = options.ownership === undefined ? 'new-session' : options.ownership
   if (mode !== 'new-session' && mode !== 'wait') {
     throw new TypeError(`options.ownership must be 'new-session' or 'wait', got ${JSON.stringify(mode)}`)
   }
-  const leaseTtlMs = options.leaseTtlMs ?? 10_000
+  const leaseTtlMs = options.leaseTtlMs === undefined ? 10_000 : options.leaseTtlMs
   try {
     checkTtl(leaseTtlMs)
   } catch {

@@ -70,4 +70,8 @@ export function checkStore(store: unknown): asserts store is ResumptionStore {
   if (missing.length > 0) {
     throw new TypeError(`options.store must implement get, set, delete and list; it lacks ${missing.join(', ')}`)
   }
+  const {acquire} = store as {acquire?: unknown}
+  if (acquire !== undefined && typeof acquire !== 'function') {
+    throw new TypeError('options.store.acquire, when there, must be a function (name, ttlMs) => Promise<Lease | undefined>: leave it out for a store that keeps no owner')
+  }
 }

@@ -1,5 +1,6 @@
 import pRetry from 'p-retry'
 import {abortedError} from '../errors.ts'
+import {describeValue} from './option-values.ts'
 
 /** How broken streams are reopened. Every field is optional; the defaults suit an agent on a flaky network. */
 export interface ReconnectOptions {
@@ -9,7 +10,7 @@ export interface ReconnectOptions {
    * An attempt that brings events starts the count again, so a server that polls (closes after each
    * event, 2025-11-25) is followed for as long as it makes progress, and an idle stream cut by a proxy
    * every few minutes is reopened for ever. The standalone stream is never given up while its session lives:
-   * past these attempts it goes on every `maxDelayMs`, and at once when a request succeeds.
+   * past these attempts it goes on every `maxDelayMs`, and at once when a request succeeds. A whole number >= 1.
    * @defaultValue 12 (about four minutes of outage with the other defaults)
    */
   maxAttempts?: number | undefined
@@ -20,7 +21,11 @@ export interface ReconnectOptions {
    * @defaultValue 300000 (five minutes)
    */
   maxOutageMs?: number | undefined
-  /** Backoff before the first retry of a failed attempt, in milliseconds; jittered up to twice this. @defaultValue 500 */
+  /**
+   * Backoff before the first retry of a failed attempt, in milliseconds; jittered up to twice this. One given must
+   * not exceed `maxDelayMs`, which caps every delay (the default is only capped: `maxDelayMs: 0` never waits).
+   * @defaultValue 500
+   */
   minDelayMs?: number | undefined
   /** The longest backoff between attempts, in milliseconds. @defaultValue 30000 */
   maxDelayMs?: number | undefined
@@ -30,20 +35,33 @@ export interface ReconnectOptions {
 
 export type ReconnectPolicy = Readonly<Required<{[K in keyof ReconnectOptions]: NonNullable<ReconnectOptions[K]>}>>
 
-export function resolveReconnectPolicy(options: ReconnectOptions = {}): ReconnectPolicy {
-  const policy = {
-    maxAttempts: options.maxAttempts ?? 12,
-    maxOutageMs: options.maxOutageMs ?? 300_000,
-    minDelayMs: options.minDelayMs ?? 500,
-    maxDelayMs: options.maxDelayMs ?? 30_000,
-    factor: options.factor ?? 2,
-  }
-  for (const [name, value] of Object.entries(policy)) {
-    if (!Number.isFinite(value) || value < 0) {
-      throw new TypeError(`reconnect.${name} must be a finite number >= 0, got ${String(value)}`)
+const defaultPolicy: ReconnectPolicy = Object.freeze({maxAttempts: 12, maxOutageMs: 300_000, minDelayMs: 500, maxDelayMs: 30_000, factor: 2})
+
+/**
+ * `options` over `defaults` (over this transport's own): every field a finite number >= 0, `maxAttempts` a whole
+ * one >= 1, and a `minDelayMs` given no larger than the longest delay.
+ */
+export function resolveReconnectPolicy(options: unknown = {}, defaults: Partial<Record<keyof ReconnectPolicy, number>> = {}): ReconnectPolicy {
+  const fields = Object.keys(defaultPolicy)
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`options.reconnect must be an object of ${fields.join(', ')}`)
+  const unknown = Object.keys(options).find((key) => !fields.includes(key))
+  if (unknown !== undefined) throw new TypeError(`Unknown field reconnect.${unknown}: the fields are ${fields.join(', ')}`)
+  const given = options as Record<string, unknown>
+  const policy = {...defaultPolicy, ...defaults}
+  for (const name of fields as (keyof ReconnectPolicy)[]) {
+    const value = given[name] === undefined ? policy[name] : given[name]
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new TypeError(`reconnect.${name} must be a finite number >= 0, got ${describeValue(value)}`)
     }
+    policy[name] = value
   }
   if (policy.maxAttempts < 1) throw new TypeError('reconnect.maxAttempts must be at least 1')
+  if (!Number.isInteger(policy.maxAttempts)) throw new TypeError(`reconnect.maxAttempts must be a whole number, got ${policy.maxAttempts}`)
+  // The longest delay caps every one: a first delay given above it would be ignored in silence. A default one is
+  // only capped (`maxDelayMs: 0`: no waiting).
+  if (given['minDelayMs'] !== undefined && policy.minDelayMs > policy.maxDelayMs) {
+    throw new TypeError(`reconnect.minDelayMs (${policy.minDelayMs}) must not exceed reconnect.maxDelayMs (${policy.maxDelayMs})`)
+  }
   return Object.freeze(policy)
 }
 

@@ -49,9 +49,18 @@ export function decideReconnect(input: ReconnectInput): ReconnectDecision {
 
 /*
  * What each answer means (docs/failures.md has the whole table, request kind by answer). Transient answers keep
- * everything and are tried again; a refusal of the cursor drops that cursor only; the session ends only on a 404
- * to a request that carried it.
+ * everything and are tried again; a refusal of the cursor drops that cursor only; the session ends on a 404 to a
+ * request that carried it, and on a 400 or 410 to one that carried nothing else (docs/failures.md#a-session-the-server-no-longer-knows).
  */
+
+/**
+ * Statuses that refuse a request as a whole (besides the spec's 404): what servers built on the SDK's examples
+ * answer for a session they do not know (400), and "gone" (410). To a request that carries nothing but the session
+ * ID, they refuse the session.
+ */
+function refusesRequest(status: number): boolean {
+  return status === 400 || status === 410
+}
 
 /** Statuses that say "not now": the server did not act, and the same request may succeed later. */
 export function isTransient(status: number): boolean {
@@ -62,7 +71,7 @@ export function isTransient(status: number): boolean {
 export type StreamAnswer =
   /** 200 with an event stream: read it. */
   | 'open'
-  /** 404 to a request that carried the session ID: the session is gone. */
+  /** 404 to a request that carried the session ID, or 400 or 410 to one that carried no cursor: the session is gone. */
   | 'session-expired'
   /** A refusal of the `Last-Event-ID` sent: the cursor is dropped, the decision made again without it. */
   | 'cursor-refused'
@@ -91,6 +100,10 @@ export function classifyStreamAnswer({status, eventStream, sentSession, sentCurs
   if (status === 200 && eventStream) return 'open'
   // [spec transports, session management] 404 to a request carrying the session ID: the session is gone.
   if (status === 404 && sentSession) return 'session-expired'
+  // [spec transports, listening for messages] a GET is answered with a stream or 405. One without Last-Event-ID
+  // carries the session ID, the version that session negotiated and nothing else: a refusal of it refuses the
+  // session, whatever status the server chose (the SDK's examples answer 400).
+  if (refusesRequest(status) && sentSession && !sentCursor) return 'session-expired'
   // [spec transports, listening for messages] the server MAY answer 405: it offers no GET stream.
   // A server without sessions may answer 404 the same way.
   if (status === 405 || status === 404) return 'not-offered'
@@ -110,6 +123,12 @@ export function classifyStreamAnswer({status, eventStream, sentSession, sentCurs
 export type PostAnswer =
   /** 404 to a POST that carried the session ID: the session is gone, the message was not acted on. */
   | 'session-expired'
+  /**
+   * 400 or 410 to a POST that carried the session ID: the session, or the message? Refused, unless its body is no
+   * answer to the request and the session's GET, which carries nothing but the session, is refused too: then
+   * `session-expired` (docs/failures.md#a-session-the-server-no-longer-knows).
+   */
+  | 'session-in-doubt'
   /** A request answered with an event stream, or with JSON: read the answer there. */
   | 'event-stream'
   | 'json'
@@ -132,6 +151,8 @@ export interface PostAnswerFacts {
 export function classifyPostAnswer({status, body, sentSession, request}: PostAnswerFacts): PostAnswer {
   // [spec transports, session management] 404 to a request carrying the session ID: the session has expired.
   if (status === 404 && sentSession) return 'session-expired'
+  // A POST carries a body besides the session: its refusal may be the body's.
+  if (refusesRequest(status) && sentSession) return 'session-in-doubt'
   if (isSuccess(status)) {
     // [spec transports, sending messages] notifications and responses are answered 202, with no body.
     if (!request) return 'accepted'
@@ -145,11 +166,13 @@ export function classifyPostAnswer({status, body, sentSession, request}: PostAns
 }
 
 /**
- * What the answer to `DELETE` means: `cleared` when the session is over for the server too (2xx, 404: already
- * gone, [spec transports, session management] 405: the server does not let clients end sessions), else `refused`.
+ * What the answer to `DELETE` means: `cleared` when the session is over for the server too (2xx; 404, 400 and 410:
+ * it does not know the session, the one thing a DELETE carries; [spec transports, session management] 405: the
+ * server does not let clients end sessions), else `refused`: the server may still hold it. The transport forgets
+ * the session either way.
  */
 export function classifyDeleteAnswer(status: number): 'cleared' | 'refused' {
-  return isSuccess(status) || status === 404 || status === 405 ? 'cleared' : 'refused'
+  return isSuccess(status) || status === 404 || status === 405 || refusesRequest(status) ? 'cleared' : 'refused'
 }
 
 /**

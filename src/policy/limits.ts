@@ -80,7 +80,7 @@ export const defaultLimits: Limits = Object.freeze({
 
 /** `options` over the defaults; each must be a whole number of at least 1. */
 export function resolveLimits(options: unknown = {}): Limits {
-  if (typeof options !== 'object' || options === null) throw new TypeError('options.limits must be an object')
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError('options.limits must be an object')
   const unknown = Object.keys(options).find((key) => !(key in defaultLimits))
   if (unknown !== undefined) {
     throw new TypeError(`Unknown field limits.${unknown}: the fields are ${Object.keys(defaultLimits).join(', ')}`)
@@ -88,7 +88,8 @@ export function resolveLimits(options: unknown = {}): Limits {
   // Stryker disable next-line ObjectLiteral: the loop below assigns every field
   const limits = {...defaultLimits}
   for (const name of Object.keys(defaultLimits) as LimitName[]) {
-    const value = (options as LimitOptions)[name] ?? defaultLimits[name]
+    const given = (options as LimitOptions)[name]
+    const value = given === undefined ? defaultLimits[name] : given
     if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`limits.${name} must be a whole number >= 1, got ${String(value)}`)
     limits[name] = value
   }
@@ -101,6 +102,22 @@ const headerSafe = /^[\x21-\x7E\x80-\xFF](?:[\t\x20-\x7E\x80-\xFF]*[\x21-\x7E\x8
 /** True when `value` can be sent as a header value. */
 export function isHeaderValue(value: string): boolean {
   return headerSafe.test(value)
+}
+
+/** [RFC 9110 §5.1] a field name is a token. */
+const fieldName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** True when `name` can be sent as a header name. */
+export function isHeaderName(name: string): boolean {
+  return fieldName.test(name)
+}
+
+/** [spec transports, session management] a session ID is visible ASCII, 0x21 to 0x7E. */
+const validSessionId = /^[\x21-\x7E]+$/
+
+/** True when `id` is a session ID a server may give and a request may carry. */
+export function isSessionId(id: string): boolean {
+  return validSessionId.test(id)
 }
 
 /** True when `id` can go back to the server as `Last-Event-ID`: within the cap and a valid header value. */

@@ -60,6 +60,11 @@ export interface PostHost {
   /** Follows a request's answer stream in the background. */
   follow(stream: Stream, body: ReadableStream<Uint8Array>): void
   expireSession(error: TransportError): Promise<void>
+  /**
+   * A POST that carried session `sessionId` was refused 400 or 410: the status of the session's GET when that refused
+   * the session too, else undefined (docs/failures.md#a-session-the-server-no-longer-knows).
+   */
+  sessionRefused(sessionId: string, refusal: TransportError, requestId: number | undefined, signal: AbortSignal): Promise<number | undefined>
   /** The session is initialized: open the standalone GET stream. */
   initialized(): void
   /** A request was answered: a degraded standalone stream tries again at once. */
@@ -212,16 +217,22 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     sentSession: sentSession !== undefined,
     request: requestId !== undefined,
   })
-  if (answer === 'session-expired') {
-    // The request is never sent again, in any path.
-    discard(response)
-    const error = new TransportError('session-expired', `Session ${sentSession} has expired (HTTP 404); ${method ?? 'the message'} was not sent again`, {status: 404})
+  // The session is gone: the message is never sent again, in any path.
+  const expired = async (why: string): Promise<TransportError> => {
+    const error = new TransportError('session-expired', `Session ${sentSession} has expired (${why}); ${method ?? 'the message'} was not sent again`, {status: response.status})
     fail(error)
     await host.expireSession(error)
-    throw error
+    return error
   }
-  if (answer === 'refused') {
+  if (answer === 'session-expired') {
+    discard(response)
+    throw await expired('HTTP 404')
+  }
+  if (answer === 'refused' || answer === 'session-in-doubt') {
     const error = await httpError(host.http, response, `POST ${method ?? 'response'}`)
+    // [docs/failures.md#a-session-the-server-no-longer-knows] the session's refusal, or the message's: its GET tells.
+    const confirmed = answer === 'session-in-doubt' ? await host.sessionRefused(sentSession!, error, requestId, signal) : undefined
+    if (confirmed !== undefined) throw await expired(`HTTP ${response.status}, and ${confirmed} to a GET of the session`)
     // [SDK interop] a 2026-07-28 request refused 400 with its JSON-RPC error (a header mismatch, an unsupported
     // version) is answered with it, as the v2 SDK's transport does: the Client's version negotiation reads it there.
     // Only a request has an envelope.

@@ -1,14 +1,13 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportError} from '../errors.ts'
 import type {JsonRpcId} from '../wire/jsonrpc.ts'
+import {isSessionId} from '../policy/limits.ts'
 import type {OwnedStore} from '../persistence/ownership.ts'
 import type {SessionRecord, SessionRecords} from '../persistence/records.ts'
 import type {JsonValue} from '../persistence/store.ts'
 
 /** Request IDs reserved per store write: a new process starts past the reservation, never reusing one. */
 const wireIdBlock = 100
-/** [spec transports, session management] a session ID is visible ASCII, 0x21 to 0x7E. */
-const validSessionId = /^[\x21-\x7E]+$/
 /** The first revision without sessions, GET streams or event IDs. */
 const statelessRevision = '2026-07-28'
 
@@ -104,9 +103,6 @@ export class Session {
    * undefined when there is none to attach to.
    */
   async attach(requested: string | undefined, signal: AbortSignal): Promise<string | undefined> {
-    if (requested !== undefined && !validSessionId.test(requested)) {
-      throw new TransportError('protocol', `options.sessionId must be visible ASCII (0x21-0x7E), got ${JSON.stringify(requested)}`)
-    }
     // One owner per session: the stored session read below is one no live transport holds (docs/stores.md#ownership-one-session-one-owner).
     await this.#owner.claim(signal)
     const stored = await this.#records.loadSession()
@@ -141,7 +137,7 @@ export class Session {
    */
   offer(requestId: JsonRpcId, header: string | null): void {
     if (header === null) return
-    if (!validSessionId.test(header)) {
+    if (!isSessionId(header)) {
       throw new TransportError('protocol', `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`)
     }
     this.#offered = {requestId, sessionId: header}
@@ -210,6 +206,16 @@ export class Session {
   /** Gives the session's lease up, once its last writes are done: the next transport may take it. */
   release(): Promise<void> {
     return this.#owner.release()
+  }
+
+  /** Runs `run` under the lease of the stored session {@link Session.attach} would take: before it, or after `release()`. */
+  async whileClaimed(signal: AbortSignal, run: () => Promise<void>): Promise<void> {
+    await this.#owner.claim(signal)
+    try {
+      await run()
+    } finally {
+      await this.release()
+    }
   }
 
   /** Reserves the block of wire IDs that starts at `from`, in the store, before any of them is used. */

@@ -307,7 +307,7 @@ export class StreamLifecycle {
     discard(response)
     switch (answer) {
       case 'session-expired':
-        await host.expireSession(new TransportError('session-expired', `Session ${sessionId} has expired (HTTP 404 on GET)`, {status}))
+        await host.expireSession(new TransportError('session-expired', `Session ${sessionId} has expired (HTTP ${status} on GET)`, {status}))
         // The session's end aborted its streams, this one too: it ends silently, as any aborted stream.
         throw abortedError(stream.controller.signal)
       case 'cursor-refused': {

@@ -53,6 +53,14 @@ describe('the table of answers in docs/failures.md', () => {
     expect(classifyPostAnswer({status: 404, body: 'json', sentSession: false, request: true})).toBe('refused')
     expect(classifyStreamAnswer({status: 404, eventStream: false, sentSession: false, sentCursor: false})).toBe('not-offered')
   })
+
+  it.each([400, 410])('keeps a %i without a session a refusal, as the note under the table says: there is no session to refuse', (status) => {
+    expect(page).toContain('Without a session a 404 is `refused` for a POST and `not-offered` for a GET, and a\n400 or 410 is `refused` (`cursor-refused` for a GET that sent a cursor).')
+    expect(classifyPostAnswer({status, body: 'json', sentSession: false, request: true})).toBe('refused')
+    expect(classifyPostAnswer({status, body: 'other', sentSession: false, request: false})).toBe('refused')
+    expect(classifyStreamAnswer({status, eventStream: false, sentSession: false, sentCursor: false})).toBe('refused')
+    expect(classifyStreamAnswer({status, eventStream: false, sentSession: false, sentCursor: true})).toBe('cursor-refused')
+  })
 })
 
 describe('a redirect the transport does not follow', () => {

@@ -7,7 +7,7 @@ import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRp
 import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
 import {pendingTimers, realTurns, timersBesidesUndici} from '../fixtures/timing.ts'
-import {answerToolCalls, encoder, eventStream, frame, result, sse} from '../fixtures/wire.ts'
+import {answerToolCalls, encoder, eventStream, failure, frame, result, sse} from '../fixtures/wire.ts'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -90,7 +90,7 @@ describe('close()', () => {
 })
 
 describe('terminateSession()', () => {
-  it.each([200, 204, 404, 405])('DELETE answered %i clears the session and its stored cursors', async (status) => {
+  it.each([200, 204, 400, 404, 405, 410])('DELETE answered %i clears the session and its stored cursors, and resolves', async (status) => {
     const mock = useMock({retryMs: 1})
     const store = new RecordingStore()
     const {transport, client} = await connect({store})
@@ -110,14 +110,25 @@ describe('terminateSession()', () => {
     await client.close()
   })
 
-  it('any other status rejects with http and keeps the session', async () => {
-    useMock()
-    const {transport, client} = await connect()
-    network.use(http.delete(url, () => new HttpResponse('busy', {status: 503})))
-    await expect(transport.terminateSession()).rejects.toSatisfy(
-      (error) => isTransportError(error, 'http') && error.status === 503,
-    )
-    expect(transport.sessionId).toBe('session-1')
+  it.each([
+    ['503', () => new HttpResponse('busy', {status: 503}), 'http', 'DELETE failed with HTTP 503: "busy"', 503],
+    ['500', () => new HttpResponse(null, {status: 500}), 'http', 'DELETE failed with HTTP 500', 500],
+    ['no answer (a network failure)', () => HttpResponse.error(), 'network', 'DELETE http://mcp.test/mcp failed: fetch failed', undefined],
+  ] as const)('DELETE answered %s still forgets the session and its records, then rejects saying the server may keep it; the next connect initializes', async (_answer, answer, code, message, status) => {
+    const mock = useMock()
+    const store = new RecordingStore()
+    const {transport, client, events} = await connect({store})
+    network.use(http.delete(url, answer))
+    const error = await failure(transport.terminateSession())
+    expect(error).toMatchObject({code, message: `${message}; the session was forgotten here all the same, and the server may keep it until it expires it`})
+    expect(transport.sessionId).toBeUndefined()
+    expect(store.keys.size).toBe(0)
+    expect(error).toMatchObject({status})
+    expect(eventsOf(events, 'session-terminated')).toEqual([{type: 'session-terminated', sessionId: 'session-1', status}])
+    await client.close()
+    await client.connect(transport)
+    expect(transport.sessionId).toBe('session-2')
+    expect(mock.requests('POST', 'initialize')).toHaveLength(2)
     await client.close()
   })
 })

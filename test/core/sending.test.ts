@@ -10,7 +10,7 @@ import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type FetchLike, type JsonRpcId, type JsonValue, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
 import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
-import {codeOf, encoder, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
+import {answerToolCalls, codeOf, encoder, eventStream, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 interface Posted {
   method?: string
@@ -112,12 +112,13 @@ describe('what a message that is not sent says', () => {
     await transport.close()
   })
 
-  it('a refused DELETE rejects terminateSession with an http error naming it, and the session stays', async () => {
+  it('a refused DELETE rejects terminateSession with an http error naming it, once the session is forgotten here', async () => {
     scripted()
     network.use(http.delete(url, () => new HttpResponse(null, {status: 403})))
     const {transport} = await initialized()
-    expectError(await failure(transport.terminateSession()), 'http', 'DELETE failed with HTTP 403', 403)
-    expect(transport.sessionId).toBe('s1')
+    const message = 'DELETE failed with HTTP 403; the session was forgotten here all the same, and the server may keep it until it expires it'
+    expectError(await failure(transport.terminateSession()), 'http', message, 403)
+    expect(transport.sessionId).toBeUndefined()
     await transport.close()
   })
 })
@@ -503,6 +504,44 @@ describe('a request whose send rejected', () => {
     await until(() => posted.length === 2)
     expect(posted[0]!.id).not.toBe('app-7')
     expect(posted[1]).toEqual(cancellation)
+    await client.close()
+  })
+})
+
+describe("the Client's signal of one request, which a requestInit.signal is refused for", () => {
+  it("ends that request as the Client's timeout does: notifications/cancelled naming its wire ID, its POST closed, the call rejected at once", async () => {
+    useMock()
+    const called: JsonRpcId[] = []
+    let closed = false
+    answerToolCalls((id) => {
+      called.push(id)
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(encoder.encode(frame('p1'))),
+        cancel: () => {
+          closed = true
+        },
+      })
+      return new Response(body, {headers: eventStream})
+    })
+    const cancellations: unknown[] = []
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {method?: string; params?: unknown}
+        if (body.method === 'notifications/cancelled') cancellations.push(body.params)
+        return undefined
+      }),
+    )
+    const {client, transport} = await connect()
+    const controller = new AbortController()
+    const call = failure(client.callTool({name: 'echo'}, undefined, {signal: controller.signal}))
+    await until(() => called.length === 1)
+    controller.abort('the user stopped it')
+
+    // [SDK interop] the Client rejects with RequestTimeout (-32001) and the abort's reason, as its own timeout does.
+    expect(await call).toMatchObject({code: -32001, message: 'MCP error -32001: the user stopped it'})
+    await until(() => cancellations.length === 1 && closed)
+    expect(cancellations).toEqual([{requestId: called[0], reason: 'the user stopped it'}])
+    expect(transport.pendingRequests).toBe(0)
     await client.close()
   })
 })

@@ -234,9 +234,8 @@ describe('the standalone GET stream', () => {
     ['429', status(429), 'retried'],
     ['500', status(500), 'retried'],
     ['599', status(599), 'retried'],
-    ['400', status(400), 'degraded'],
     ['403', status(403), 'degraded'],
-    ['410', status(410), 'degraded'],
+    ['422', status(422), 'degraded'],
     ['499', status(499), 'degraded'],
   ] as const)('a reconnect without a cursor answered %s is %s', async (_what, answer, outcome) => {
     useMock()
@@ -253,6 +252,23 @@ describe('the standalone GET stream', () => {
     expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason}])
     expect(eventsOf(events, 'stream-degraded')).toHaveLength(outcome === 'degraded' ? 1 : 0)
     expect(errors).toHaveLength(outcome === 'degraded' ? 1 : 0)
+    await client.close()
+  })
+
+  // [docs/failures.md#a-session-the-server-no-longer-knows] such a GET carries the session and nothing else.
+  it.each([404, 400, 410])('a reconnect without a cursor answered %i ends the session: session-expired once, nothing sent with it again', async (code) => {
+    const mock = useMock()
+    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(code)])
+    const {client, transport, events, errors} = await connect()
+    await until(() => eventsOf(events, 'session-expired').length === 1)
+
+    expect(eventsOf(events, 'session-expired')).toEqual([{type: 'session-expired', sessionId: 'session-1', settledRequests: 0}])
+    expect(errors).toMatchObject([{code: 'session-expired', status: code, message: `Session session-1 has expired (HTTP ${code} on GET)`}])
+    expect(transport.sessionId).toBeUndefined()
+    const failure = await client.listTools().catch((error: unknown) => error)
+    expect(isTransportError(failure, 'session-expired')).toBe(true)
+    expect(gets).toHaveLength(2)
+    expect(mock.requests('POST', 'tools/list')).toEqual([])
     await client.close()
   })
 
