@@ -1,8 +1,9 @@
 // moduleResolution node10 (no `exports`): every entry point's types are found through `typesVersions`.
 import type {ResumableHTTPClientTransportOptions} from 'mcp-resumable-http'
 import type {IdbStoreOptions} from 'mcp-resumable-http/idb'
+import type {CallJournalModule} from 'mcp-resumable-http/journal'
 import type {FileStoreOptions} from 'mcp-resumable-http/node'
 import type {MockMcpServerOptions} from 'mcp-resumable-http/testing'
 import type {ListenOptions} from 'mcp-resumable-http/testing/node'
 
-export type Options = [ResumableHTTPClientTransportOptions, IdbStoreOptions, FileStoreOptions, MockMcpServerOptions, ListenOptions]
+export type Options = [ResumableHTTPClientTransportOptions, IdbStoreOptions, CallJournalModule, FileStoreOptions, MockMcpServerOptions, ListenOptions]
