@@ -99,6 +99,20 @@ export function asError(error: unknown): Error {
 }
 
 /**
+ * A part of this library loaded on first use (a chunk of its own in a bundled app) that did not load: `what` names
+ * it and what it was for, `remedy` what else the app can do. The operation that needed it rejects with this; the
+ * next one loads it again.
+ */
+export function notLoaded(what: string, cause: unknown, remedy = ''): TransportError {
+  return new TransportError('network', `${what} could not be loaded: ${asError(cause).message}${remedy}`, {cause})
+}
+
+/** What `calls.wait()` rejects with for a call the journal does not hold (it holds none while off or not loaded). */
+export function unknownCall(callId: string): TypeError {
+  return new TypeError(`The call journal holds no call ${JSON.stringify(callId)}`)
+}
+
+/**
  * The abort reason of `signal` as a TransportError: `close()`'s own, or one that wraps the reason of an app's signal
  * (`calls.wait`), saying so.
  */

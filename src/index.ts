@@ -13,7 +13,7 @@ export type {AuthProvider, FetchLike, OAuthClientModule, OAuthFlowOptions, Unaut
 export type {ResumableHTTPClientTransportOptions, StreamableHTTPReconnectionOptions} from './options.ts'
 export type {ReconnectOptions} from './policy/backoff.ts'
 export {defaultLimits, type LimitName, type LimitOptions, type Limits} from './policy/limits.ts'
-export {digestArguments, type CallState, type JournaledCall, type JsonObject} from './calls/call.ts'
+export type {CallState, JournaledCall, JsonObject} from './calls/call.ts'
 export type {Calls} from './calls/journal.ts'
 export type {CallRecord, ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './wire/jsonrpc.ts'

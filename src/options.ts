@@ -5,7 +5,7 @@ import type {TransportEvent} from './events.ts'
 import type {HttpClient} from './wire/http.ts'
 import {resolveLimits, type LimitOptions, type Limits} from './policy/limits.ts'
 import {checkOptionValues} from './policy/option-values.ts'
-import {storeNamespace} from './wire/namespace.ts'
+import {storeNamespace, type StoreNamespace} from './wire/namespace.ts'
 import {resolveOwnership, type OwnershipOptions, type ResolvedOwnership} from './persistence/ownership.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
 import {createRedactor, defaultSecretHeaders} from './wire/redaction.ts'
@@ -136,10 +136,12 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    * Keep the call journal (`transport.calls`, {@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/eras.md#durable-calls-in-both-eras | durable calls}): every `tools/call` recorded in the store
    * before it is sent, task handles polled and `input_required` rounds kept, so that a restarted process learns
    * what became of its predecessor's calls. It costs each `tools/call` two store writes (its record, then its
-   * removal once answered), so it is on only when the app will read it.
+   * removal once answered), so it is on only when the app will read it. `true` loads the journal with `import()`
+   * in `start()` (a chunk of its own in a bundled app: an app without it never loads it). A service worker may not
+   * `import()`: there, give the journal itself, `callJournal` of `mcp-resumable-http/journal`.
    * @defaultValue false
    */
-  callJournal?: boolean | undefined
+  callJournal?: boolean | CallJournalModule | undefined
   /** Caps on what the server controls: see {@link LimitOptions} for each default. */
   limits?: LimitOptions | undefined
   /**
@@ -152,6 +154,15 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    * @defaultValue 5000
    */
   storeTimeoutMs?: number | undefined
+}
+
+/**
+ * The call journal itself: `callJournal` of `mcp-resumable-http/journal`, for `options.callJournal` where it cannot
+ * be loaded on first use (a service worker may not `import()`).
+ */
+export interface CallJournalModule {
+  /** @internal What the transport makes its journal with (src/calls/journal.ts). */
+  readonly CallJournal: new (host: never) => object
 }
 
 /**
@@ -177,7 +188,7 @@ export interface StreamableHTTPReconnectionOptions {
 
 export interface ResolvedOptions {
   store: ResumptionStore
-  namespace: string
+  namespace: StoreNamespace
   sessionId: string | undefined
   http: HttpClient
   reconnect: ReconnectPolicy
@@ -185,7 +196,7 @@ export interface ResolvedOptions {
   resumeTimeoutMs: number
   onEvent: (event: TransportEvent) => void
   terminateOnClose: boolean
-  callJournal: boolean
+  callJournal: boolean | CallJournalModule
   limits: Limits
   storeTimeoutMs: number
   ownership: ResolvedOwnership

@@ -1,7 +1,7 @@
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportCallbacks} from './delivery/callbacks.ts'
-import {CallJournal, type Calls} from './calls/journal.ts'
+import {LazyJournal, type Calls} from './calls/lazy-journal.ts'
 import {AnswerQueue} from './delivery/answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type CallRecord, type TransportEvent, type TransportMetrics} from './events.ts'
@@ -36,7 +36,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   readonly #ending: SessionEnding
   /** [v2 SDK `Transport`] one POST and stream per request: the v2 Client cancels a 2026-07-28 request by `requestSignal`. */
   readonly hasPerRequestStream = true
-  readonly #journal: CallJournal
+  readonly #journal: LazyJournal
   /** Background work that `close()` waits for: streams and store writes. */
   readonly #tasks = new Set<Promise<void>>()
   /** The session the app handed over, attached on the first `start()` only. */
@@ -69,7 +69,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       metrics: this.#metrics,
       limits: this.#options.limits,
     })
-    this.#journal = new CallJournal({...this.#options, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task)})
+    this.#journal = new LazyJournal({...this.#options, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task)})
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
     this.#ending = new SessionEnding({...this.#options, session: this.#session, inbox: this.#inbox, streams: this.#streams, emit: (event) => this.#emit(event), report: (error) => this.report(error), wantReemission: () => this.#lifecycle.wantReemission()})
@@ -136,6 +136,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     if (this.#lifetime !== undefined) throw new Error('ResumableHTTPClientTransport already started')
     this.clientConnecting()
     const lifetime = (this.#lifetime = new AbortController())
+    await this.#journal.loaded()
     const sessionId = await this.#session.attach(this.#sessionIdOption, lifetime.signal)
     this.#sessionIdOption = undefined
     const stored = sessionId === undefined ? new Map<string, never>() : await this.#records.loadStreams(sessionId)
@@ -173,9 +174,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   /** After the user authorized: the SDK's `auth()` exchanges the redirect's `code` (its `iss` checked, v2); then connect again. */
-  async finishAuth(authorizationCode: string, iss?: string): Promise<void> {
-    if (this.#options.http.auth === undefined) throw new TypeError('finishAuth needs options.authProvider')
-    await this.#options.http.auth.finishAuth(authorizationCode, iss)
+  finishAuth(authorizationCode: string, iss?: string): Promise<void> {
+    return this.#options.http.auth?.finishAuth(authorizationCode, iss) ?? Promise.reject(new TypeError('finishAuth needs options.authProvider'))
   }
 
   /**

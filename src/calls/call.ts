@@ -1,6 +1,5 @@
-import {sha256} from '@noble/hashes/sha2.js'
-import {bytesToHex, utf8ToBytes} from '@noble/hashes/utils.js'
 import type {JsonValue} from '../persistence/store.ts'
+import {sha256Hex} from '../wire/sha256.ts'
 
 /**
  * What the call journal knows of one call ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#the-call-journal | the call journal}):
@@ -82,7 +81,7 @@ export interface CallEntry extends JournaledCall {
 
 /** The digest of a call's arguments: SHA-256 (hex) of their canonical JSON, keys sorted at every level. */
 export function digestArguments(args: unknown): string {
-  return bytesToHex(sha256(utf8ToBytes(canonicalJson(args ?? {}))))
+  return sha256Hex(canonicalJson(args ?? {}))
 }
 
 function canonicalJson(value: unknown): string {

@@ -1,11 +1,12 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
-import {abortedError} from '../errors.ts'
+import {abortedError, unknownCall} from '../errors.ts'
 import type {TransportEvent} from '../events.ts'
 import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
 import type {Limits} from '../policy/limits.ts'
 import type {SessionRecords} from '../persistence/records.ts'
 import type {JsonValue} from '../persistence/store.ts'
+import type {CallJournalModule} from '../options.ts'
 import {digestArguments, invalidCall, publicView, settledStates, type CallEntry, type JournaledCall, type JsonObject} from './call.ts'
 import {pollTask, type TaskHost} from './tasks.ts'
 
@@ -33,8 +34,8 @@ export interface Calls {
 export interface JournalHost extends TaskHost {
   /** `strict`: a call is sent, and a task or round delivered, once its record is stored; `relaxed`: stored in the background. */
   readonly durability: 'strict' | 'relaxed'
-  /** Off: nothing is journaled, nothing loaded (`callJournal`). */
-  readonly callJournal: boolean
+  /** `callJournal`: off, on (loaded on first use), or the journal itself (src/calls/lazy-journal.ts reads it). */
+  readonly callJournal: boolean | CallJournalModule
   readonly records: Pick<SessionRecords, 'loadCalls' | 'saveCall' | 'discardCall'>
   readonly limits: Pick<Limits, 'maxCalls' | 'callBytes' | 'maxRetryMs' | 'maxEventBytes'>
   emit(event: TransportEvent): void
@@ -82,7 +83,6 @@ export class CallJournal {
    */
   async load(sessionId: string | undefined, resumable: ReadonlySet<number | undefined>, lifetime: AbortSignal): Promise<void> {
     this.#lifetime = lifetime
-    if (!this.#host.callJournal) return
     for (const [callId, value] of await this.#host.records.loadCalls()) {
       const reason = invalidCall(value)
       const held = this.#entries.get(callId)
@@ -111,7 +111,6 @@ export class CallJournal {
    * (or, when it continues an `input_required` round, its call moves on) before it goes. Resolves once stored.
    */
   sending(message: JSONRPCMessage, wireId: number | undefined, sessionId: string | undefined): Promise<void> | undefined {
-    if (!this.#host.callJournal) return undefined
     const cancelled = cancelledRequestIdOf(message)
     if (cancelled !== undefined) {
       // Named by its wire ID by now (src/session/post.ts renames a cancellation before it goes).
@@ -167,7 +166,6 @@ export class CallJournal {
    * ({@link answered}).
    */
   receiving(message: JSONRPCMessage): Promise<void> | undefined {
-    if (!this.#host.callJournal) return undefined
     const responseId = responseIdOf(message)
     if (responseId === undefined) {
       const params = (message as {params?: JsonObject}).params ?? {}
@@ -351,7 +349,7 @@ export class CallJournal {
 
   #wait(callId: string, signal?: AbortSignal): Promise<JournaledCall> {
     const entry = this.#entries.get(callId)
-    if (entry === undefined) return Promise.reject(new TypeError(`The call journal holds no call ${JSON.stringify(callId)}`))
+    if (entry === undefined) return Promise.reject(unknownCall(callId))
     if (settledStates.has(entry.state)) return Promise.resolve(publicView(entry))
     return new Promise((resolve, reject) => {
       if (signal?.aborted === true) {
@@ -378,3 +376,6 @@ export class CallJournal {
     if (entry !== undefined) await this.#remove(entry, publicView(entry))
   }
 }
+
+/** The call journal itself, for `options.callJournal` where it cannot be loaded on first use (`mcp-resumable-http/journal`). */
+export const callJournal: CallJournalModule = Object.freeze({CallJournal})

@@ -1,5 +1,6 @@
 import {sleep} from '../policy/backoff.ts'
 import {TransportError} from '../errors.ts'
+import type {StoreNamespace} from '../wire/namespace.ts'
 import {checkTtl, type Fence, type Lease} from './lease.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
@@ -65,17 +66,18 @@ function slotNamespace(namespace: string, slot: number): string {
  */
 export class OwnedStore implements ResumptionStore {
   readonly #store: ResumptionStore
-  readonly #namespace: string
+  readonly #namespace: StoreNamespace
   readonly #options: ResolvedOwnership
   readonly #report: (error: unknown, key: string) => void
-  #slotNamespace: string
+  /** The namespace of the slot whose lease is held; undefined for none, which is slot 0's: the namespace itself. */
+  #slotNamespace: string | undefined
   /** The lease held, and the fence of every write made under it. */
   #held: Held | undefined
   #heartbeat: ReturnType<typeof setInterval> | undefined
 
-  constructor(store: ResumptionStore, namespace: string, options: ResolvedOwnership, report: (error: unknown, key: string) => void) {
+  constructor(store: ResumptionStore, namespace: StoreNamespace, options: ResolvedOwnership, report: (error: unknown, key: string) => void) {
     this.#store = store
-    this.#namespace = this.#slotNamespace = namespace
+    this.#namespace = namespace
     this.#options = options
     this.#report = report
   }
@@ -94,10 +96,11 @@ export class OwnedStore implements ResumptionStore {
 
   list(prefix: string): Promise<string[]> {
     // Slot 0 costs no turn of its own: the records' writes keep the order they had without owners.
+    const namespace = this.#namespace.value
+    const slot = this.#slotNamespace ?? namespace
     // Stryker disable next-line ConditionalExpression: slot 0's mapping is the identity; the other path lists the same keys a turn later
-    if (this.#slotNamespace === this.#namespace) return this.#store.list(prefix)
-    const slot = this.#slotNamespace
-    return this.#store.list(this.#map(prefix)).then((keys) => keys.map((key) => this.#namespace + key.slice(slot.length)))
+    if (slot === namespace) return this.#store.list(prefix)
+    return this.#store.list(this.#map(prefix)).then((keys) => keys.map((key) => namespace + key.slice(slot.length)))
   }
 
   /**
@@ -105,12 +108,15 @@ export class OwnedStore implements ResumptionStore {
    * its owner lets go (`'wait'`); then keeps it renewed until {@link OwnedStore.release}.
    */
   async claim(signal: AbortSignal): Promise<void> {
+    // The first store access of a transport: a URL with a query has its namespace once its digest is computed.
+    const digest = this.#namespace.known()
+    if (digest !== undefined) await digest
     const acquire = this.#store.acquire?.bind(this.#store)
     if (acquire === undefined || this.#held !== undefined) return
     const {mode, leaseTtlMs} = this.#options
     for (;;) {
       for (let slot = 0; slot < (mode === 'wait' ? 1 : maxSlots); slot++) {
-        const namespace = slotNamespace(this.#namespace, slot)
+        const namespace = slotNamespace(this.#namespace.value, slot)
         const name = `${namespace}#lease`
         let lease: Lease | undefined
         try {
@@ -140,8 +146,7 @@ export class OwnedStore implements ResumptionStore {
   async release(): Promise<void> {
     clearInterval(this.#heartbeat)
     const held = this.#held
-    this.#held = this.#heartbeat = undefined
-    this.#slotNamespace = this.#namespace
+    this.#held = this.#heartbeat = this.#slotNamespace = undefined
     if (held === undefined) return
     try {
       await held.lease.release()
@@ -166,7 +171,10 @@ export class OwnedStore implements ResumptionStore {
   }
 
   #map(key: string): string {
-    return key.startsWith(this.#namespace) ? this.#slotNamespace + key.slice(this.#namespace.length) : key
+    const slot = this.#slotNamespace
+    if (slot === undefined) return key
+    const namespace = this.#namespace.value
+    return key.startsWith(namespace) ? slot + key.slice(namespace.length) : key
   }
 
   #fenced(): [] | [Fence] {

@@ -2,6 +2,7 @@ import type {CallRecord, TransportEvent} from '../events.ts'
 import {isJsonRpcId} from '../wire/jsonrpc.ts'
 import {isSendableEventId} from '../policy/limits.ts'
 import type {ResolvedOptions} from '../options.ts'
+import type {StoreNamespace} from '../wire/namespace.ts'
 import {CoalescedWriter} from './coalesced-writer.ts'
 import type {JsonValue, ResumptionStore} from './store.ts'
 
@@ -61,7 +62,7 @@ export type RecordsOptions = Pick<ResolvedOptions, 'store' | 'namespace' | 'stor
  */
 export class SessionRecords {
   readonly #store: ResumptionStore
-  readonly #namespace: string
+  readonly #namespace: StoreNamespace
   readonly #options: RecordsOptions
   readonly #emit: (event: TransportEvent) => void
   readonly #writers = new Map<string, CoalescedWriter>()
@@ -79,6 +80,9 @@ export class SessionRecords {
 
   /** The stored session, or undefined when there is none or it is not valid whole (then it is discarded). */
   async loadSession(): Promise<SessionRecord | undefined> {
+    // The first store access of `prior()`: a URL with a query has its namespace once its digest is computed.
+    const digest = this.#namespace.known()
+    if (digest !== undefined) await digest
     const key = this.#key('session')
     const value = await this.#read(key)
     if (value === undefined) return undefined
@@ -223,7 +227,7 @@ export class SessionRecords {
   }
 
   #key(name: string): string {
-    return `${this.#namespace}#${name}`
+    return `${this.#namespace.value}#${name}`
   }
 
   #coalesced(key: string, build: () => JsonValue | undefined): Promise<void> {

@@ -25,7 +25,11 @@ const accepted: Readonly<Record<string, Accepts>> = {
   resumeTimeoutMs: timeout,
   storeTimeoutMs: timeout,
   terminateOnClose: ['true or false', isBoolean],
-  callJournal: ['true or false', isBoolean],
+  // The journal itself is what a service worker, which may not import(), gives (src/calls/lazy-journal.ts).
+  callJournal: [
+    "true, false, or the journal itself (import {callJournal} from 'mcp-resumable-http/journal')",
+    (value) => isBoolean(value) || typeof (value as {CallJournal?: unknown} | null)?.CallJournal === 'function',
+  ],
   secretHeaders: ['an array of header names', (value) => Array.isArray(value) && value.every((name) => typeof name === 'string' && isHeaderName(name))],
   // Each entry is checked as it is read (an http(s) origin).
   allowedRedirectOrigins: ["an array of origins such as 'https://host:8443'", Array.isArray],

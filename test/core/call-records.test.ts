@@ -5,7 +5,8 @@
  */
 import {createHash} from 'node:crypto'
 import {describe, expect, it} from 'vitest'
-import {digestArguments, MemoryStore, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from '../../src/index.ts'
+import {MemoryStore, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from '../../src/index.ts'
+import {digestArguments} from '../../src/journal.ts'
 import {connect, eventsOf, until, url, useMock} from '../fixtures/harness.ts'
 
 const namespace = 'mcp-resumable-http:http://mcp.test/mcp'

@@ -3,7 +3,8 @@
  * server: what it records, when a record goes, what a later process finds, and bad input.
  */
 import {describe, expect, it} from 'vitest'
-import {digestArguments, MemoryStore, type FetchLike, type JournaledCall} from '../../src/index.ts'
+import {MemoryStore, type FetchLike, type JournaledCall} from '../../src/index.ts'
+import {digestArguments} from '../../src/journal.ts'
 import {connect, dieMidCall, eventsOf, until, useMock} from '../fixtures/harness.ts'
 import {SlowApplyStore} from '../fixtures/recording-store.ts'
 

@@ -33,7 +33,7 @@ describe('the layout of src/', () => {
   it('holds at its root only the entry points and the transport with its options, errors and events; the rest in a folder per concern', () => {
     const root = readdirSync('src', {withFileTypes: true})
     expect(root.filter((entry) => entry.isFile()).map((entry) => entry.name).sort()).toEqual(
-      ['cloudflare.ts', 'errors.ts', 'events.ts', 'idb.ts', 'index.ts', 'node.ts', 'options.ts', 'redis.ts', 'server.ts', 'transport.ts'],
+      ['cloudflare.ts', 'errors.ts', 'events.ts', 'idb.ts', 'index.ts', 'journal.ts', 'node.ts', 'options.ts', 'redis.ts', 'server.ts', 'transport.ts'],
     )
     expect(root.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()).toEqual(
       ['calls', 'delivery', 'modern', 'persistence', 'policy', 'server', 'session', 'streams', 'testing', 'wire'],

@@ -109,7 +109,7 @@ describe('the packed package', () => {
 describe('a project that installs the tarball alone', () => {
   it('gets neither the SDK nor msw (optional peers), and loads every entry point but ./testing without them', async () => {
     expect((await readdir(join(bare, 'node_modules'))).sort()).toEqual(['.package-lock.json', '@noble', 'eventsource-parser', 'idb-keyval', 'is-network-error', 'mcp-resumable-http', 'p-retry'])
-    const entries = ['mcp-resumable-http', 'mcp-resumable-http/cloudflare', 'mcp-resumable-http/idb', 'mcp-resumable-http/node', 'mcp-resumable-http/redis', 'mcp-resumable-http/server', 'mcp-resumable-http/server/redis', 'mcp-resumable-http/testing/node']
+    const entries = ['mcp-resumable-http', 'mcp-resumable-http/cloudflare', 'mcp-resumable-http/idb', 'mcp-resumable-http/journal', 'mcp-resumable-http/node', 'mcp-resumable-http/redis', 'mcp-resumable-http/server', 'mcp-resumable-http/server/redis', 'mcp-resumable-http/testing/node']
     const script = `for (const entry of ${JSON.stringify(entries)}) await import(entry)`
     await node(['--input-type=module', '-e', script], bare)
   }, 30_000)
