@@ -51,8 +51,6 @@ const fixedElsewhere: Partial<Record<ThirdParty, Partial<Record<Row, string>>>> 
     // resumed stream gets its replay, then nothing: this row needs a second resumption from the newest cursor.
     cut: 'a resumed stream that replays, then falls silent',
     ask: 'a resumed stream that replays, then falls silent',
-    // Issue 28, item 1: server-everything answers 400, not 404, to the session it lost in its restart.
-    restart: 'a 400 to a dead session',
   },
 }
 
