@@ -1,6 +1,6 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
-import {abortedError} from '../errors.ts'
+import {abortedError, TransportError} from '../errors.ts'
 import type {TransportEvent} from '../events.ts'
 import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
 import type {Limits} from '../policy/limits.ts'
@@ -9,6 +9,8 @@ import type {JsonValue} from '../persistence/store.ts'
 import {digestArguments, invalidCall, publicView, settledStates, type CallEntry, type JournaledCall, type JsonObject} from './call.ts'
 import {pollTask, type TaskHost} from './tasks.ts'
 
+/** What the journal's lifetime says once the transport closed: made once, so that it holds no stack of a call. */
+const transportClosed = new TransportError('aborted', 'The transport was closed')
 /** The methods journaled: the only one that may act on the world, and the only one a task or a round can follow. */
 const journaled = 'tools/call'
 /** The `_meta` keys of a 2026-07-28 request's envelope, sent again with `tasks/get`. */
@@ -82,6 +84,10 @@ export class CallJournal {
    */
   async load(sessionId: string | undefined, resumable: ReadonlySet<number | undefined>, lifetime: AbortSignal): Promise<void> {
     this.#lifetime = lifetime
+    // Not kept once over: its reason (the error close() made) holds the stack it was made on until it is formatted,
+    // and what that stack's frames held (a stream among them).
+    // Stryker disable next-line ObjectLiteral: a signal aborts once
+    lifetime.addEventListener('abort', () => (this.#lifetime = AbortSignal.abort(transportClosed)), {once: true})
     if (!this.#host.callJournal) return
     for (const [callId, value] of await this.#host.records.loadCalls()) {
       const reason = invalidCall(value)

@@ -60,12 +60,11 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
   const reemitted = connection.branch === 'session-resumption'
   const openedAt = Date.now()
   const silence = watchSilence(connection, host.options.resumeTimeoutMs)
-  const {ended} = connection
-  const signal = silence?.signal ?? (ended === undefined ? stream.controller.signal : AbortSignal.any([stream.controller.signal, ended]))
-  const batches = new EventBatches(body, signal, host.options.limits.maxEventBytes, () =>
+  const batches = new EventBatches(body, connection.signal, host.options.limits.maxEventBytes, () =>
     stream.exceeded('maxEventBytes', undefined),
   )
   let received = 0
+  let silent = false
   try {
     let ready: Prepared | undefined
     for (;;) {
@@ -84,9 +83,9 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
     }
   } catch (error) {
     if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
-    if (silence?.expired === true) return 'silent'
-    // A read failure is a dropped connection; what follows is the reconnect decision's business.
-    if (ended?.aborted !== true) host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
+    silent = connection.endedBy === 'silent'
+    // A read failure is a dropped connection; what follows is the reconnect decision's business. One ended alone is none.
+    if (connection.endedBy === undefined) host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
   } finally {
     silence?.release()
     await batches.close()
@@ -94,6 +93,7 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
   if (stream.answered) return 'completed'
   // The connection is gone and the stream lives on: its position must survive a crash while it reconnects.
   host.cursors.flushSoon(stream)
+  if (silent) return 'silent'
   // An idle stream that lived longer than the longest backoff was healthy: its end is no failed attempt.
   const lived = Date.now() - openedAt >= host.options.reconnect.maxDelayMs
   return received > 0 || lived ? 'broke-after-progress' : 'broke-before-progress'
