@@ -61,6 +61,11 @@ export class Stream {
   retryAfterUntil: number | undefined
   /** Since when the standalone stream has been out of fast attempts (docs/failures.md). */
   degradedSince: number | undefined
+  /**
+   * Resumed connections in a row that fell silent (`resumeTimeoutMs`) without bringing anything new: past
+   * `silentResumesAllowed`, the request is settled (docs/design.md#the-state-machine).
+   */
+  silentResumes = 0
   /** The connection this stream reads now, if any: see {@link connect}. */
   #connection: Connection | undefined
   #lastEventId: string | undefined
