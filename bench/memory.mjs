@@ -43,7 +43,12 @@ export async function memorySection(quick, missed, names = ['ids', 'pings', 'eve
 }
 
 function runClient(scenario, url) {
-  const child = fork(fileURLToPath(new URL('./memory-client.mjs', import.meta.url)), [scenario.name, url, String(scenario.count)], {
+  return measuredClient('./memory-client.mjs', [scenario.name, url, String(scenario.count)], `memory client ${scenario.name}`)
+}
+
+/** Runs the bench client `script` with `args` in a process of its own, with --expose-gc: the figures it sends. */
+export function measuredClient(script, args, name) {
+  const child = fork(fileURLToPath(new URL(script, import.meta.url)), args, {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv: ['--expose-gc'],
   })
@@ -51,7 +56,7 @@ function runClient(scenario, url) {
     let figures
     child.on('message', (message) => (figures = message))
     child.once('error', reject)
-    child.once('exit', (code) => (figures === undefined ? reject(new Error(`memory client ${scenario.name} exited (${code})`)) : resolve(figures)))
+    child.once('exit', (code) => (figures === undefined ? reject(new Error(`${name} exited (${code})`)) : resolve(figures)))
   })
 }
 

@@ -6,14 +6,16 @@
 //   --rounds=N          measured rounds, after one warm-up       (default 7)
 //   --echo-requests=N   sequential requests per round-trip round (default 2000)
 //   --heap-events=N     events of the heap test stream           (default 1000000)
-//   --only=LIST         sections: stream,echo,heap,memory,roundtrip,sweep,fleet (default all), and profile
+//   --reconnects=N      reconnects of the standalone stream      (default 100000)
+//   --only=LIST         sections: stream,echo,heap,memory,reconnects,roundtrip,sweep,fleet (default all), and profile
 //   --clients=LIST      clients of stream and echo: ours,ours+file,sdk,raw,wire (default all)
 //   --quick             fewer events, requests and rounds everywhere: about a minute
 //   --profile           also profile ours with 1,000 open streams (the measured calls): top self-time functions
 //   --sweep-repeat=N    run the sweep's largest size N times per client, its figures from the median (default 1)
 //
 // stream, echo, heap: the transports driven by hand against bench/server.mjs (a minimal server, so that the
-// client is the limit). memory: what a hostile server can make the client hold (bench/memory.mjs). roundtrip, sweep, profile: the SDK Client against the library's reference server,
+// client is the limit). memory: what a hostile server can make the client hold (bench/memory.mjs). reconnects: the
+// heap and abort listeners over many reconnects of the standalone stream (bench/reconnects.mjs). roundtrip, sweep, profile: the SDK Client against the library's reference server,
 // each measured client in a process of its own (bench/scale.mjs).
 //
 // Profiling our hot path:  node --cpu-prof --cpu-prof-dir=/tmp/bench-prof bench/run.mjs --only=stream --clients=ours
@@ -23,6 +25,7 @@ import os from 'node:os'
 import {fileURLToPath} from 'node:url'
 import {fmt, mapValues, median, percentile, round, verdict} from './stats.mjs'
 import {memoryBoundMb, memorySection} from './memory.mjs'
+import {printReconnects, reconnectsSection} from './reconnects.mjs'
 import {printScaleSummary, profileSection, roundTripSection, startReferenceServer, sweepPlans, sweepSection} from './scale.mjs'
 
 const self = fileURLToPath(import.meta.url)
@@ -33,7 +36,7 @@ const args = Object.fromEntries(
   }),
 )
 const quick = args['quick'] === 'true'
-const sections = new Set((args['only'] ?? 'stream,echo,heap,memory,roundtrip,sweep,fleet').split(','))
+const sections = new Set((args['only'] ?? 'stream,echo,heap,memory,reconnects,roundtrip,sweep,fleet').split(','))
 if (args['profile'] === 'true') sections.add('profile')
 
 if (typeof globalThis.gc !== 'function' && sections.has('heap')) {
@@ -52,6 +55,7 @@ async function main() {
     rounds: Number(args['rounds'] ?? (quick ? 3 : 7)),
     echoRequests: Number(args['echo-requests'] ?? (quick ? 500 : 2000)),
     heapEvents: Number(args['heap-events'] ?? (quick ? 250_000 : 1_000_000)),
+    reconnects: Number(args['reconnects'] ?? (quick ? 20_000 : 100_000)),
     roundTrip: {calls: quick ? 100 : 200, rounds: quick ? 3 : 5},
     sweep: quick ? sweepPlans.quick : sweepPlans.full,
     sweepRepeat: Number(args['sweep-repeat'] ?? 1),
@@ -99,6 +103,7 @@ async function main() {
     }
     if (sections.has('heap')) results.heap = await heapSection(factories.ours, server.url, config, missed)
     if (sections.has('memory')) results.memory = await memorySection(quick, missed)
+    if (sections.has('reconnects')) results.reconnects = await reconnectsSection(config.reconnects, missed)
     if (sections.has('fleet')) results.fleet = await (await import('./fleet.mjs')).fleetSection(server.url, config, missed)
     if (['roundtrip', 'sweep', 'profile'].some((name) => sections.has(name))) {
       const reference = await startReferenceServer()
@@ -344,6 +349,7 @@ function printSummary(results, missed) {
       console.log(`  ${what.padEnd(36)} ${fmt(retainedMb).padStart(4)} MB  bound ${memoryBoundMb} MB  ${verdict((v) => v <= memoryBoundMb, retainedMb)}`)
     }
   }
+  if (results.reconnects) printReconnects(results.reconnects)
   printScaleSummary(results)
   console.log(line)
   if (missed.length === 0) console.log('all targets met: PASS')

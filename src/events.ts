@@ -50,7 +50,7 @@ export type TransportEvent =
       type: 'stream-closed'
       stream: StreamKind
       requestId: JsonRpcId | undefined
-      /** `silent`: resumed with `Last-Event-ID`, the server sent nothing within `resumeTimeoutMs`. */
+      /** `silent`: resumed with `Last-Event-ID` four times in a row, each brought nothing new within `resumeTimeoutMs`. */
       reason: 'completed' | 'ended-by-server' | 'not-offered' | 'given-up' | 'abandoned' | 'silent'
     }
   | {type: 'duplicate-dropped'; what: 'event' | 'response' | 'server-request' | 'progress'; id: string | number}

@@ -118,12 +118,14 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    */
   durability?: 'strict' | 'relaxed' | undefined
   /**
-   * How long a response stream reconnected with `Last-Event-ID` may stay silent (not one event) before its
-   * request is settled `outcome-unknown`. A server that does not know the event ID may answer 200 and then
-   * never send anything (the SDK example's `InMemoryEventStore` does): without a deadline the call would hang.
-   * Applies only until the resumed connection brings its first event, and never to the POST's own connection
-   * nor to the standalone stream, so a quiet tool is cut short only when it stays silent this long right after
-   * a reconnect. `Infinity` waits for ever.
+   * How long a response stream reconnected with `Last-Event-ID` may bring no event (since it opened, or since its
+   * last one; a comment is none) while its request is pending. Then it is resumed again from its newest cursor: a
+   * server whose resumed connection replays and then falls silent (server-everything's event store) replays the
+   * answer it stored meanwhile. The fourth such silence in a row with nothing new settles the request
+   * `outcome-unknown`: a server that does not know the event ID may answer 200 and then never send anything (the
+   * SDK example's `InMemoryEventStore` does). A correct server answers each resumption with nothing new and the
+   * stream goes on, at the cost of one GET per `resumeTimeoutMs` of silence. Never on the POST's own connection nor
+   * on the standalone stream. `Infinity` waits for ever.
    * @defaultValue 60000 (the SDK Client's default request timeout)
    */
   resumeTimeoutMs?: number | undefined

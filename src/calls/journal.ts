@@ -1,6 +1,6 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
-import {abortedError, unknownCall} from '../errors.ts'
+import {abortedError, TransportError, unknownCall} from '../errors.ts'
 import type {TransportEvent} from '../events.ts'
 import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
 import type {Limits} from '../policy/limits.ts'
@@ -10,12 +10,16 @@ import type {CallJournalModule} from '../options.ts'
 import {digestArguments, invalidCall, publicView, settledStates, type CallEntry, type JournaledCall, type JsonObject} from './call.ts'
 import {pollTask, type TaskHost} from './tasks.ts'
 
+/** The journal's lifetime's reason once the transport closed (a wait begun then says it): made once, no call's stack. */
+const transportClosed = new TransportError('aborted', 'The transport was closed')
 /** The methods journaled: the only one that may act on the world, and the only one a task or a round can follow. */
 const journaled = 'tools/call'
 /** The `_meta` keys of a 2026-07-28 request's envelope, sent again with `tasks/get`. */
 const envelopeKeys = ['io.modelcontextprotocol/protocolVersion', 'io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/clientCapabilities']
 
 type Entry = {-readonly [K in keyof CallEntry]: CallEntry[K]}
+/** One `calls.wait()` under way: given the call once settled, or the signal that stopped it (its own, or the transport's). */
+type Waiter = (call: JournaledCall | undefined, stopped?: AbortSignal) => void
 
 /** What the app can do with the journal: `transport.calls`. */
 export interface Calls {
@@ -23,7 +27,8 @@ export interface Calls {
   list(): JournaledCall[]
   /**
    * Resolves with call `callId` once it is settled (`completed`, `failed`, `cancelled`, `outcome-unknown`,
-   * `delivered`); rejects when `signal` aborts, and with a `TypeError` for a call the journal does not hold.
+   * `delivered`); rejects when `signal` aborts or the transport closes (`aborted`: the call may go on without this
+   * process, and the next one learns how it ended), and with a `TypeError` for a call the journal does not hold.
    */
   wait(callId: string, signal?: AbortSignal): Promise<JournaledCall>
   /** The app has what it needs of call `callId`: its record goes (a task's polling stops). */
@@ -62,7 +67,7 @@ export class CallJournal {
    */
   readonly #stored = new Map<string, {value: JsonValue | undefined; chars: number}>()
   #totalChars = 0
-  readonly #waiters = new Map<string, Set<(call: JournaledCall) => void>>()
+  readonly #waiters = new Map<string, Set<Waiter>>()
   readonly #pollers = new Map<string, AbortController>()
   /** The transport's lifetime, from `load()`; aborted until then. */
   #lifetime = AbortSignal.abort()
@@ -83,6 +88,8 @@ export class CallJournal {
    */
   async load(sessionId: string | undefined, resumable: ReadonlySet<number | undefined>, lifetime: AbortSignal): Promise<void> {
     this.#lifetime = lifetime
+    // Stryker disable next-line ObjectLiteral: a signal aborts once
+    lifetime.addEventListener('abort', () => this.#closed(lifetime), {once: true})
     for (const [callId, value] of await this.#host.records.loadCalls()) {
       const reason = invalidCall(value)
       const held = this.#entries.get(callId)
@@ -319,7 +326,18 @@ export class CallJournal {
   #settleWaiters(callId: string, call: JournaledCall): void {
     const waiters = this.#waiters.get(callId)
     this.#waiters.delete(callId)
-    for (const resolve of waiters ?? []) resolve(call)
+    for (const waiter of waiters ?? []) waiter(call)
+  }
+
+  /**
+   * The transport closed: no call settles in this process any more, and no wait waits for ever. Its lifetime is not
+   * kept: the reason holds the stack it was made on (and what that stack's frames hold) until it is formatted.
+   */
+  #closed(lifetime: AbortSignal): void {
+    this.#lifetime = AbortSignal.abort(transportClosed)
+    const waiting = [...this.#waiters.values()]
+    this.#waiters.clear()
+    for (const waiters of waiting) for (const waiter of waiters) waiter(undefined, lifetime)
   }
 
   /** Polls task call `entry` in the background until it settles, `close()`, or the app forgets it. */
@@ -352,21 +370,21 @@ export class CallJournal {
     if (entry === undefined) return Promise.reject(unknownCall(callId))
     if (settledStates.has(entry.state)) return Promise.resolve(publicView(entry))
     return new Promise((resolve, reject) => {
-      if (signal?.aborted === true) {
-        reject(abortedError(signal))
+      const waiters = this.#waiters.get(callId) ?? new Set()
+      const waiter: Waiter = (call, stopped) => {
+        waiters.delete(waiter)
+        signal?.removeEventListener('abort', onAbort)
+        if (call === undefined) reject(abortedError(stopped!))
+        else resolve(call)
+      }
+      const onAbort = (): void => waiter(undefined, signal)
+      const stopped = signal?.aborted === true ? signal : this.#lifetime.aborted ? this.#lifetime : undefined
+      if (stopped !== undefined) {
+        waiter(undefined, stopped)
         return
       }
-      const waiters = this.#waiters.get(callId) ?? new Set()
-      const settle = (call: JournaledCall): void => {
-        signal?.removeEventListener('abort', onAbort)
-        resolve(call)
-      }
-      const onAbort = (): void => {
-        waiters.delete(settle)
-        reject(abortedError(signal!))
-      }
       signal?.addEventListener('abort', onAbort, {once: true})
-      waiters.add(settle)
+      waiters.add(waiter)
       this.#waiters.set(callId, waiters)
     })
   }

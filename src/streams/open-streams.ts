@@ -46,7 +46,11 @@ export class OpenStreams {
   add(lifetime: AbortSignal, init: StreamInit): Stream {
     if (this.#lifetime !== lifetime) {
       this.#lifetime = lifetime
-      lifetime.addEventListener('abort', () => this.abortAll(lifetime.reason))
+      lifetime.addEventListener('abort', () => {
+        // Not kept once over: its reason (the error close() made) holds the stack it was made on until it is formatted.
+        this.#lifetime = undefined
+        this.abortAll(lifetime.reason)
+      }, {once: true})
     }
     const stream = new Stream(init, this.#caps)
     this.#streams.set(stream.key, stream)
@@ -62,10 +66,10 @@ export class OpenStreams {
     return this.#streams.has(key)
   }
 
-  /** The answer to request `wireId` was delivered: its stream has nothing more to bring. */
+  /** The answer to request `wireId` was delivered, on its stream or another: its stream has nothing more to bring. */
   markAnswered(wireId: number): void {
     const stream = this.#streams.get(requestKey(wireId))
-    if (stream !== undefined) stream.answered = true
+    stream?.markAnswered()
   }
 
   /** Aborts every stream with `reason`. */

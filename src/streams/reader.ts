@@ -17,7 +17,7 @@ export type ReadOutcome =
   | 'broke-after-progress'
   /** The connection ended or broke before bringing anything new: a failed attempt. */
   | 'broke-before-progress'
-  /** Resumed with `Last-Event-ID`, the server sent nothing within `resumeTimeoutMs`. */
+  /** Resumed with `Last-Event-ID`, it brought no event within `resumeTimeoutMs` (since it opened, or since its last one). */
   | 'silent'
 
 /** What reading needs from the transport. */
@@ -47,6 +47,8 @@ export interface ReaderHost {
 interface Prepared {
   messages: JSONRPCMessage[]
   stored: Promise<unknown> | undefined
+  /** It held an event that was no duplicate. */
+  fresh: boolean
 }
 
 /**
@@ -60,12 +62,11 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
   const reemitted = connection.branch === 'session-resumption'
   const openedAt = Date.now()
   const silence = watchSilence(connection, host.options.resumeTimeoutMs)
-  const {ended} = connection
-  const signal = silence?.signal ?? (ended === undefined ? stream.controller.signal : AbortSignal.any([stream.controller.signal, ended]))
-  const batches = new EventBatches(body, signal, host.options.limits.maxEventBytes, () =>
+  const batches = new EventBatches(body, connection.signal, host.options.limits.maxEventBytes, () =>
     stream.exceeded('maxEventBytes', undefined),
   )
   let received = 0
+  let silent = false
   try {
     let ready: Prepared | undefined
     for (;;) {
@@ -73,8 +74,12 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
       const batch = ready === undefined ? await batches.next() : batches.take()
       if (batch === undefined && ready === undefined) break
       const next = batch === undefined ? undefined : prepare(host, connection, batch)
-      received += batch?.events.length ?? 0
-      if (received > 0) silence?.disarm()
+      // A batch of a `retry` alone is no event: it restarts no deadline.
+      if (batch !== undefined && batch.events.length > 0) {
+        received += batch.events.length
+        silence?.heard()
+      }
+      if (next?.fresh === true) stream.silentResumes = 0
       if (ready !== undefined) {
         await ready.stored
         await deliverAll(host, ready.messages, stream, reemitted)
@@ -84,9 +89,9 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
     }
   } catch (error) {
     if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
-    if (silence?.expired === true) return 'silent'
-    // A read failure is a dropped connection; what follows is the reconnect decision's business.
-    if (ended?.aborted !== true) host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
+    silent = connection.endedBy === 'silent'
+    // A read failure is a dropped connection; what follows is the reconnect decision's business. One ended alone is none.
+    if (connection.endedBy === undefined) host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
   } finally {
     silence?.release()
     await batches.close()
@@ -94,6 +99,7 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
   if (stream.answered) return 'completed'
   // The connection is gone and the stream lives on: its position must survive a crash while it reconnects.
   host.cursors.flushSoon(stream)
+  if (silent) return 'silent'
   // An idle stream that lived longer than the longest backoff was healthy: its end is no failed attempt.
   const lived = Date.now() - openedAt >= host.options.reconnect.maxDelayMs
   return received > 0 || lived ? 'broke-after-progress' : 'broke-before-progress'
@@ -112,9 +118,11 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   let withData = 0
   const sessionId = host.sessionId()
   const tracksIds = !host.stateless()
+  let duplicates = 0
   for (const event of events) {
     if (event.id !== undefined && tracksIds) {
       if (stream.arrived(event.id, sessionId) === 'duplicate') {
+        duplicates++
         host.metrics.duplicatesDropped++
         host.emit({type: 'duplicate-dropped', what: 'event', id: event.id})
         continue
@@ -147,11 +155,12 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
     // Stryker disable next-line ConditionalExpression: Promise.all waits for undefined as for nothing
     if (kept !== undefined) writes.push(kept)
   }
+  const fresh = duplicates < events.length
   // Relaxed, or nothing to wait for (most batches): delivered at once; close() waits for the writes all the same
   // (SessionRecords.settled).
-  if (host.options.durability !== 'strict') return {messages, stored: undefined}
+  if (host.options.durability !== 'strict') return {messages, stored: undefined, fresh}
   // Stryker disable next-line ConditionalExpression,EqualityOperator: waiting for no write costs a turn and changes no order
-  return {messages, stored: writes.length > 0 ? Promise.all(writes) : undefined}
+  return {messages, stored: writes.length > 0 ? Promise.all(writes) : undefined, fresh}
 }
 
 /** One SSE `data` field's messages, appended to `messages`. Bad data is reported and skipped: the stream goes on. */

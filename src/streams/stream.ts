@@ -61,6 +61,13 @@ export class Stream {
   retryAfterUntil: number | undefined
   /** Since when the standalone stream has been out of fast attempts (docs/failures.md). */
   degradedSince: number | undefined
+  /**
+   * Resumed connections in a row that fell silent (`resumeTimeoutMs`) without bringing anything new: past
+   * `silentResumesAllowed`, the request is settled (docs/design.md#the-state-machine).
+   */
+  silentResumes = 0
+  /** The connection this stream reads now, if any: see {@link connect}. */
+  #connection: Connection | undefined
   #lastEventId: string | undefined
   #cursorSession: string | undefined
   #refused = false
@@ -175,19 +182,107 @@ export class Stream {
     return {lastEventId, retryMs: this.retryMs, call: this.call}
   }
 
+  /** Its request's response was delivered, on this stream or another: the connection it reads now, if any, ends. */
+  markAnswered(): void {
+    this.answered = true
+    this.endConnection('answered')
+  }
+
+  /** Ends the connection this stream has now (its GET on its way, or read), if any; the stream lives on. */
+  endConnection(why: ConnectionEnd): void {
+    this.#connection?.end(why)
+  }
+
+  /** A connection of this stream, from its request to the end of its reading: see {@link Connection}. */
+  connect(branch: ReconnectBranch | 'open', resumed: boolean): Connection {
+    const connection: Connection = new Connection(this, branch, resumed, () => {
+      if (this.#connection === connection) this.#connection = undefined
+    })
+    this.#connection = connection
+    return connection
+  }
+
   describe(): string {
     return this.kind === 'standalone' ? 'the standalone GET stream' : `the response stream of request ${this.requestId}`
   }
 }
 
-/** One HTTP response carrying a stream, and how it was opened. */
-export interface Connection {
+/** Why a connection ended while its stream lives on (see {@link Connection.end}). */
+export type ConnectionEnd =
+  /** The standalone stream re-attaches without its cursor. */
+  | 'reattach'
+  /** Resumed, it brought nothing within `resumeTimeoutMs` (src/streams/silence.ts). */
+  | 'silent'
+  /** The stream's request was answered, on this stream or another: nothing more to read. */
+  | 'answered'
+
+/**
+ * An abort inside another's lifetime: its signal aborts with `parent`, with the same reason, or alone by `abort`.
+ * One listener on `parent` until `release`: a long-lived signal keeps nothing of it once released. (`AbortSignal.any`
+ * registers what it needs on each source for as long as the source lives.)
+ */
+export class ChildAbort {
+  readonly #controller = new AbortController()
+  readonly #parent: AbortSignal
+  readonly #follow = (): void => this.#controller.abort(this.#parent.reason)
+
+  constructor(parent: AbortSignal) {
+    this.#parent = parent
+    if (parent.aborted) this.#follow()
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: a signal aborts once, and release() removes the listener
+    else parent.addEventListener('abort', this.#follow, {once: true})
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal
+  }
+
+  abort(): void {
+    this.#controller.abort()
+  }
+
+  /** Its listener leaves `parent`. */
+  release(): void {
+    this.#parent.removeEventListener('abort', this.#follow)
+  }
+}
+
+/**
+ * One HTTP response carrying a stream, from its request to the end of its reading, and how it was opened. Its
+ * `signal` aborts with the stream's, or alone by `end` while the stream lives on, and is what fetch and reading hang
+ * their listeners on: they go with the connection, and the stream's own signal, which lives across every reconnect,
+ * holds one listener per connection while it lasts and none after. (fetch's listener on the signal it is given goes
+ * only once its request is garbage-collected: on one long-lived signal, they piled up by the thousand.)
+ */
+export class Connection extends ChildAbort {
   readonly stream: Stream
   readonly branch: ReconnectBranch | 'open'
   /** Sent with `Last-Event-ID`: what arrives is a replay. */
   readonly resumed: boolean
-  /** Aborts to end this connection alone, its stream living on (the standalone stream, to re-attach). */
-  readonly ended?: AbortSignal | undefined
+  /** Why it ended alone, if it did. */
+  endedBy: ConnectionEnd | undefined
+  readonly #released: () => void
+
+  constructor(stream: Stream, branch: ReconnectBranch | 'open', resumed: boolean, released: () => void) {
+    super(stream.controller.signal)
+    this.stream = stream
+    this.branch = branch
+    this.resumed = resumed
+    this.#released = released
+  }
+
+  /** Ends this connection alone, saying why; the stream lives on. Nothing once it is aborted already. */
+  end(why: ConnectionEnd): void {
+    if (this.signal.aborted) return
+    this.endedBy = why
+    this.abort()
+  }
+
+  /** The connection is over: its listener leaves the stream's signal. */
+  override release(): void {
+    super.release()
+    this.#released()
+  }
 }
 
 export function requestKey(wireId: number): string {

@@ -150,17 +150,17 @@ describe('why a call was settled outcome-unknown', () => {
       ['network', 'network'],
     ],
     [
-      'the resumed stream stayed silent',
+      'every resumption stayed silent',
       [frame('p1')],
       held,
-      /the response stream of request (\d+): the server sent nothing for 50 ms after resuming from Last-Event-ID "p1"; the request was not sent again$/,
+      /the response stream of request (\d+): 4 resumptions in a row brought nothing new within 50 ms, the last from Last-Event-ID "p1"; the request was not sent again$/,
       [],
     ],
     [
-      'the resumed stream brought nothing but a retry',
+      'every resumption brought nothing but a retry',
       [frame('p1')],
-      () => sse(['retry: 5000\n\n'], 'open'),
-      /the response stream of request (\d+): the server sent nothing for 50 ms after resuming from Last-Event-ID "p1"; the request was not sent again$/,
+      () => sse(['retry: 10\n\n'], 'open'),
+      /the response stream of request (\d+): 4 resumptions in a row brought nothing new within 50 ms, the last from Last-Event-ID "p1"; the request was not sent again$/,
       [],
     ],
   ] as const)('%s: the message says so, names the stream and the cursor, and nothing reaches onerror', async (_what, chunks, resumption, message, failedAttempts) => {
@@ -205,22 +205,27 @@ describe('the deadline of a resumed response stream', () => {
     await msUntil(() => gets.some((get) => get.lastEventId === 'p1'))
     await flush()
     const settled = (): boolean => messages.some((message) => 'id' in message && message.id === 'call')
-    return {client, settled}
+    const resumes = (): number => gets.filter((get) => get.lastEventId === 'p1').length
+    return {client, settled, resumes}
   }
 
   it.each([
     [2 ** 31 - 1, true],
     // Past 2^31 - 1 ms a timer fires at once: no deadline at all.
     [2 ** 31, false],
-  ])('with resumeTimeoutMs %s, a resumed stream that stays silent that long settles its call: %s', async (limit, cut) => {
+  ])('with resumeTimeoutMs %s, a resumed stream that stays silent that long is resumed again: %s', async (limit, cut) => {
     try {
-      const {client, settled} = await silentResumption(limit)
+      const {client, settled, resumes} = await silentResumption(limit)
       await vi.advanceTimersByTimeAsync(2 ** 31 - 2)
       await flush()
-      expect(settled()).toBe(false)
+      expect(resumes()).toBe(1)
       await vi.advanceTimersByTimeAsync(2)
       await flush()
-      expect(settled()).toBe(cut)
+      // The backoff before the next resumption (minDelayMs 1, maxDelayMs 2).
+      await vi.advanceTimersByTimeAsync(3)
+      await flush()
+      expect(resumes()).toBe(cut ? 2 : 1)
+      expect(settled()).toBe(false)
       await client.close()
     } finally {
       vi.useRealTimers()

@@ -476,6 +476,25 @@ describe('the call journal: calls.wait and calls.forget', () => {
   })
 })
 
+describe('the call journal: calls.wait never waits for ever', () => {
+  it('settles a wait without a signal when the transport settles the call, and rejects one when the transport closes with its call still pending', async () => {
+    serve(({params}) => (params['name'] === 'broken' ? sse([], 'error') : sse([], 'open')))
+    const {transport} = await open()
+    await transport.send(call(1, {name: 'broken'}))
+    await transport.send(call(2, {name: 'endless'}))
+    const [broken, endless] = transport.calls.list()
+    const settled = transport.calls.wait(broken!.callId)
+    const pending = transport.calls.wait(endless!.callId)
+    // Its stream broke before any event ID: settled outcome-unknown for the Client, and its call delivered.
+    await expect(settled).resolves.toMatchObject({callId: broken!.callId, state: 'delivered'})
+    await transport.close()
+    // Kept for the next process, which learns how it ended; this one can tell nothing more.
+    await expect(pending).rejects.toMatchObject({code: 'aborted', message: 'The transport was closed'})
+    await expect(transport.calls.wait(endless!.callId)).rejects.toMatchObject({code: 'aborted', message: 'The transport was closed'})
+    expect(transport.calls.list()).toEqual([expect.objectContaining({callId: endless!.callId, state: 'sent'})])
+  })
+})
+
 describe('the call journal: calls the transport settles', () => {
   it('lets a call go once the transport settled it for the Client: its stream broke before any event ID', async () => {
     const store = new MemoryStore()

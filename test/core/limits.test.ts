@@ -9,7 +9,7 @@ import {CreateMessageRequestSchema, LoggingMessageNotificationSchema} from '@mod
 import {defaultLimits, MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock, warningsDuring} from '../fixtures/harness.ts'
 import {flush, msUntil, quiet, realTurns} from '../fixtures/timing.ts'
-import {answerToolCalls, chunkGapMs, codeOf, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
+import {answerToolCalls, chunkGapMs, codeOf, encoder, eventStream, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
 
 const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
 
@@ -535,21 +535,21 @@ describe('a stream that waited for room in the Client', () => {
   it('leaves no listener on its signal once it went on: a long-lived stream does not gather one per wait', async () => {
     const mock = useMock()
     const sampling = (n: number): object => ({jsonrpc: '2.0', id: `held-${n}`, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10}})
-    interceptGets(mock, (_get, index) => (index === 0 ? sse(Array.from({length: 20}, (_, n) => frame(`e${n}`, sampling(n))), 'open') : undefined))
-    // The standalone stream's signal, and its listeners once its response came, before any wait.
-    let signal: AbortSignal | undefined
-    let before = 0
-    const {client} = await connect({
-      limits: {maxConcurrentAnswers: 1},
-      fetch: async (input, init) => {
-        const response = await fetch(input, init)
-        if (init?.method === 'GET' && signal === undefined && init.signal) {
-          signal = init.signal
-          before = getEventListeners(signal, 'abort').length
-        }
-        return response
+    // Held until the test's handler is in place: the Client's own would answer them all at once, with no wait.
+    let release: () => void = () => {}
+    const ready = new Promise<void>((resolve) => (release = resolve))
+    const held = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new Uint8Array(0))
+        await ready
+        controller.enqueue(encoder.encode(Array.from({length: 20}, (_, n) => frame(`e${n}`, sampling(n))).join('')))
       },
     })
+    interceptGets(mock, (_get, index) => (index === 0 ? new Response(held, {headers: eventStream}) : undefined))
+    // Every signal given an abort listener from now on: the standalone stream's own among them (fetch is given the
+    // signal of one connection, not the stream's).
+    const added = vi.spyOn(EventTarget.prototype, 'addEventListener')
+    const {client, events} = await connect({limits: {maxConcurrentAnswers: 1}})
     const gates: (() => void)[] = []
     let answered = 0
     client.setRequestHandler(CreateMessageRequestSchema, async () => {
@@ -557,14 +557,18 @@ describe('a stream that waited for room in the Client', () => {
       answered++
       return {model: 'm', role: 'assistant', content: {type: 'text', text: 'a'}}
     })
+    release()
     // Answered a few at a time: the stream waits for room more than once.
     while (answered < 20) {
       await until(() => gates.length > 0)
       for (const open of gates.splice(0)) open()
       await quiet(5)
     }
-    expect(before).toBeGreaterThan(0)
-    expect(getEventListeners(signal!, 'abort')).toHaveLength(before)
+    const signals = new Set(added.mock.contexts.filter((target, call) => target instanceof AbortSignal && added.mock.calls[call]![0] === 'abort') as AbortSignal[])
+    const listeners = [...signals].map((signal) => getEventListeners(signal, 'abort').length)
+    // A signal holds a few listeners for good (the transport's lifetime, a stream's, a connection's): none one per wait.
+    expect(eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'maxConcurrentAnswers').length).toBeGreaterThanOrEqual(2)
+    expect(Math.max(...listeners)).toBeLessThanOrEqual(3)
     await client.close()
   })
 })
