@@ -15,7 +15,7 @@ import {createInterface} from 'node:readline'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {MemoryStore, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import {callTool, connectPeer, pause, until, type Call, type Kind, type Peer} from '../fixtures/interop.ts'
-import {startThirdPartyServer, type ThirdParty, type ThirdPartyServer} from '../fixtures/third-party-server.ts'
+import {startThirdPartyServer, type ThirdPartyServer} from '../fixtures/third-party-server.ts'
 import {afterEventWith, afterHeaders, startTcpProxy, type TcpProxy} from '../fixtures/tcp-proxy.ts'
 
 /** A call still pending this long after its fault is counted as hung (the Client's own timeout is 30 s). */
@@ -38,21 +38,6 @@ const tools = {
     ask: {name: 'elicit', arguments: {}},
   },
 } as const
-
-type Row = 'cut' | 'ask' | 'restart'
-
-/**
- * Rows this transport fails on this branch for a bug fixed in parallel (issue 28): each is `it.fails` until that fix
- * is merged, then unmarked.
- */
-const fixedElsewhere: Partial<Record<ThirdParty, Partial<Record<Row, string>>>> = {
-  'server-everything': {
-    // Issue 28, item 2: server-everything's event store returns an event ID where the SDK expects a stream ID, so a
-    // resumed stream gets its replay, then nothing: this row needs a second resumption from the newest cursor.
-    cut: 'a resumed stream that replays, then falls silent',
-    ask: 'a resumed stream that replays, then falls silent',
-  },
-}
 
 /** The byte offset just past the first SSE event of a response (a priming event), if it has arrived. */
 function afterFirstEvent(text: string): number | undefined {
@@ -138,7 +123,6 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
   }
 
   describe.each(['ours', 'sdk'] as const)('%s transport', (kind) => {
-    const row = (which: Row): typeof it.fails => (kind === 'ours' && fixedElsewhere[name]?.[which] !== undefined ? it.fails : it)
     // The SDK transport against server-everything: the resumed stream's replay, then silence.
     const hangs = kind === 'sdk' && name === 'server-everything'
 
@@ -150,7 +134,7 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
       expect(runs()).toEqual({echo: 1})
     })
 
-    row('cut')(`a cut mid-call after progress 2: ${hangs ? 'hung after the replay' : 'the result, each progress once'}; the tool ran once`, async () => {
+    it(`a cut mid-call after progress 2: ${hangs ? 'hung after the replay' : 'the result, each progress once'}; the tool ran once`, async () => {
       const {proxy, runs, resumes} = await wire()
       const peer = await connect(kind, proxy)
       const cut = proxy.cutNext({request: toolsCall, at: afterEventWith('"progress":2')})
@@ -167,7 +151,7 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
       expectResumes(kind, resumes())
     })
 
-    row('ask')(`${name === 'fastmcp' ? 'an elicitation' : 'a sampling request'} sent while its stream is cut: handled once, ${hangs ? 'then hung' : 'and the result'}`, async () => {
+    it(`${name === 'fastmcp' ? 'an elicitation' : 'a sampling request'} sent while its stream is cut: handled once, ${hangs ? 'then hung' : 'and the result'}`, async () => {
       const {proxy, runs, resumes} = await wire()
       // server-everything: the tool's POST stream, right after its priming event. fastmcp: the standalone GET, once
       // the tool's log line has passed (its first event: the stream's cursor).
@@ -209,7 +193,7 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
       kind === 'ours'
         ? 'the next call fails session-expired, the stored session is cleared, a new session works'
         : `every later call is refused ${name === 'fastmcp' ? 404 : 400}, the dead session kept`
-    row('restart')(`the server restarted between calls (sessions lost): ${afterRestart}; nothing ran twice`, async () => {
+    it(`the server restarted between calls (sessions lost): ${afterRestart}; nothing ran twice`, async () => {
       const {proxy, runs} = await wire()
       const store = new MemoryStore()
       const peer = await connect(kind, proxy, {store})
