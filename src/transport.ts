@@ -261,6 +261,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     if (responseId !== undefined) {
       const adopted = this.#session.settleOffer(responseId, 'result' in message ? (message.result as JsonValue) : undefined)
       if (adopted !== undefined) {
+        // A 405 refused the GET of the session before: the new one may be served by a server that offers it.
+        this.#standaloneOffered = true
         this.#metrics.newSessions++
         this.#emit({type: 'session-started', sessionId: adopted})
       }

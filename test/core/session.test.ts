@@ -219,6 +219,23 @@ describe('notifications and responses', () => {
   })
 })
 
+describe('a server that offers no GET stream', () => {
+  it('is asked again in the next session: a 405 in one session does not keep the standalone stream closed in the next', async () => {
+    const mock = useMock()
+    const gets = interceptGets(mock, (get) => (get.sessionId === 'session-1' ? new Response(null, {status: 405}) : undefined))
+    const {client, transport} = await connect()
+    await until(() => gets.length === 1)
+    mock.faults.expireSession(transport.sessionId)
+    expect(isTransportError(await failure(client.callTool({name: 'echo'})), 'session-expired')).toBe(true)
+    await client.close()
+    await client.connect(transport)
+    expect(transport.sessionId).toBe('session-2')
+    await until(() => gets.length === 2)
+    expect(gets.map((get) => get.sessionId)).toEqual(['session-1', 'session-2'])
+    await client.close()
+  })
+})
+
 describe('session IDs anywhere else are ignored', () => {
   it('ignores a session ID on every non-initialize response, POST and GET alike', async () => {
     const mock = useMock()
