@@ -17,6 +17,9 @@ let reconnects = 0
 let waiting
 /** Every signal handed to fetch that may still be alive, pruned as they go (holding them all would be the growth). */
 let handed = []
+/** The length at which `handed` is pruned next: twice what the last pruning left, so that pruning stays O(1) a reconnect
+ * however long the signals live between major GCs. */
+let pruneAt = 1000
 let mostAtFetch = 0
 const transport = new ResumableHTTPClientTransport(new URL(url), {
   reconnect: {minDelayMs: 0, maxDelayMs: 10},
@@ -24,7 +27,10 @@ const transport = new ResumableHTTPClientTransport(new URL(url), {
     const {signal} = init
     mostAtFetch = Math.max(mostAtFetch, getEventListeners(signal, 'abort').length)
     handed.push(new WeakRef(signal))
-    if (handed.length > 1000) handed = handed.filter((ref) => ref.deref() !== undefined)
+    if (handed.length > pruneAt) {
+      handed = handed.filter((ref) => ref.deref() !== undefined)
+      pruneAt = Math.max(1000, 2 * handed.length)
+    }
     return fetch(input, init)
   },
   onEvent: (event) => {

@@ -62,8 +62,8 @@ beforeAll(async () => {
   tarball = join(staging, pack.filename)
   await cp(join(root, 'test/package/consumer'), consumer, {recursive: true})
   const {devDependencies} = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {devDependencies: Record<string, string>}
-  // The SDK (an optional peer: this example uses its Client) and Node's types (./testing/node is for Node).
-  const peers = ['@modelcontextprotocol/sdk', '@types/node'].map((name) => `${name}@${devDependencies[name]!}`)
+  // The optional peers this example uses (the SDK's Client, msw for the testing kit) and Node's types (./testing/node is for Node).
+  const peers = ['@modelcontextprotocol/sdk', 'msw', '@types/node'].map((name) => `${name}@${devDependencies[name]!}`)
   const install = (cwd: string, packages: string[]): Promise<unknown> =>
     run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', ...packages], {cwd})
   await writeFile(join(bare, 'package.json'), JSON.stringify({name: 'bare', private: true, type: 'module'}))
@@ -115,13 +115,21 @@ describe('a project that installs the tarball alone', () => {
   }, 30_000)
 })
 
-describe('a fresh consumer project with the tarball and the SDK installed', () => {
+describe('a fresh consumer project with the tarball, the SDK and msw installed', () => {
   it('Node runs the one-line swap as an ES module compiled by tsc with node16 resolution', async () => {
     await node([bin('typescript/bin/tsc'), '-p', 'tsconfig.node16.json'], consumer)
     const {stdout, stderr} = await node(['build/swap.js'], consumer)
     expect(stdout.trim()).toBe(echoed('esm'))
     expect(stderr).toBe('')
   }, 60_000)
+
+  it('the testing kit serves the swap through msw, the peer at the version of devDependencies (3)', async () => {
+    const installed = JSON.parse(await readFile(join(consumer, 'node_modules/msw/package.json'), 'utf8')) as {version: string}
+    expect(installed.version).toMatch(/^3\./)
+    const {stdout, stderr} = await node(['msw.mjs'], consumer)
+    expect(stdout.trim().split('\n')).toEqual([echoed('msw'), JSON.stringify({echo: 1})])
+    expect(stderr).toBe('')
+  }, 30_000)
 
   it('Node runs the one-line swap from CommonJS with require()', async () => {
     const {stdout, stderr} = await node(['swap.cjs'], consumer)
