@@ -5,7 +5,7 @@
  * {@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/failures.md | what each answer means}):
  *
  * - `session-expired`: the server answered 404 to a request that carried `Mcp-Session-Id`, or a 400 or 410 that can
- *   only be the session's (docs/failures.md#a-session-the-server-no-longer-knows), or the session the Client relies
+ *   only be the session's ([failures](https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/failures.md#a-session-the-server-no-longer-knows)), or the session the Client relies
  *   on expired earlier; the session, its cursors and every pending request are gone. The request was not acted on.
  *   Re-initialize to continue.
  * - `outcome-unknown`: the request reached the server (or may have), but its answer was lost and cannot be

@@ -6,7 +6,7 @@
 
 /** How much a log keeps: applied on every call, oldest events first. */
 export interface EventBounds {
-  /** Every held event's weight summed (its data's characters plus {@link eventOverhead}) stays within this. */
+  /** Every held event's weight summed (its data's characters plus 64 for its numbers, its time and its place in the queues) stays within this. */
   maxBytes: number
   /** An event older than this, in milliseconds, is dropped. */
   maxAgeMs: number

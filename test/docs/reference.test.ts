@@ -154,3 +154,13 @@ describe('docs/migration.md', () => {
     expect([...options, ...members].filter((name) => !new RegExp(`\`${name.replace('.', '\\.')}[\`(]`).test(firstColumn))).toEqual([])
   })
 })
+
+describe('the API reference (npm run docs)', () => {
+  it('documents every entry point the package exports: typedoc.json lists the source of each', () => {
+    const {exports} = JSON.parse(read('package.json')) as {exports: Record<string, {default: string}>}
+    const sources = Object.values(exports).filter((entry) => typeof entry === 'object' && entry.default.endsWith('.js')).map((entry) => entry.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'))
+    const {entryPoints} = JSON.parse(read('typedoc.json')) as {entryPoints: string[]}
+    expect(sources.length).toBeGreaterThan(5)
+    expect([...entryPoints].sort()).toEqual(sources.sort())
+  })
+})
