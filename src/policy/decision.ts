@@ -79,7 +79,7 @@ export type StreamAnswer =
   | 'not-offered'
   /** Another success: the server has ended the stream. */
   | 'ended-by-server'
-  /** Not now (408, 425, 429, 5xx; 409 without a cursor): tried again later, the cursor kept. */
+  /** Not now (408, 425, 429, 5xx; 409: a half-open connection on the server's side): tried again later, the cursor kept. */
   | 'transient'
   /** 401 or 403 (once the credentials were renewed, if an auth provider is set): not this stream's fault. */
   | 'unauthorized'
@@ -111,11 +111,13 @@ export function classifyStreamAnswer({status, eventStream, sentSession, sentCurs
   if (isSuccess(status)) return 'ended-by-server'
   // A deploy, a rate limiter, an overloaded proxy: the cursor is still good, and the server will want it.
   if (isTransient(status)) return 'transient'
-  if (status === 401 || status === 403) return 'unauthorized'
-  // Any other 4xx to a Last-Event-ID (400, 409, 410, 422, ...) refuses that cursor; a redirect not followed does not.
-  if (sentCursor && status >= 400) return 'cursor-refused'
-  // [SDK interop] the SDK server answers 409 while the session's previous GET stream is still open on its side.
+  // [SDK interop] the SDK server answers 409 while the stream asked for (with a cursor) or the session's GET stream
+  // (without) is still connected on its side: a half-open connection it lets go of at its next failed write. The
+  // cursor is good: what the server wrote to the dead socket is replayed once it lets go.
   if (status === 409) return 'transient'
+  if (status === 401 || status === 403) return 'unauthorized'
+  // Any other 4xx to a Last-Event-ID (400, 410, 422, ...) refuses that cursor; a redirect not followed does not.
+  if (sentCursor && status >= 400) return 'cursor-refused'
   return 'refused'
 }
 

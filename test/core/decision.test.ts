@@ -109,6 +109,7 @@ describe('a session the server no longer knows', () => {
     ['a GET without a session answered 400: no session to refuse', 'refused', () => get(400, false, false)],
     ['a GET without cursor answered 422: a refusal that names no session', 'refused', () => get(422, false)],
     ['a GET without cursor answered 409: a stream of the session is open', 'transient', () => get(409, false)],
+    ['a GET with a cursor answered 409: that stream is still connected on the server side, and the cursor is kept', 'transient', () => get(409, true)],
     ['a GET without cursor answered 403', 'unauthorized', () => get(403, false)],
     ['a POST of a request answered 404', 'session-expired', () => post(404, true)],
     ['a POST of a request answered 400: its body may be what was refused', 'session-in-doubt', () => post(400, true)],

@@ -37,6 +37,26 @@ describe('a resume answered "not now"', () => {
     await client.close()
   })
 
+  it('keeps its cursor through 409 (its stream still connected on a half-open server socket): resumed again with it, the call completes once', async () => {
+    const mock = useMock()
+    const resumes: (string | undefined)[] = []
+    interceptGets(mock, (get) => {
+      if (get.lastEventId === undefined) return undefined
+      resumes.push(get.lastEventId)
+      return resumes.length <= 2 ? new Response(null, {status: 409}) : undefined
+    })
+    const {client, events} = await connect({reconnect: {minDelayMs: 1, maxDelayMs: 5}})
+    mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
+    const result = await client.callTool({name: 'slow', arguments: {steps: 4}}, undefined, withProgress)
+
+    expect(result.content).toEqual([{type: 'text', text: 'done after 4 steps'}])
+    expect(resumes).toHaveLength(3)
+    expect(new Set(resumes).size).toBe(1)
+    expect(eventsOf(events, 'cursor-rejected')).toEqual([])
+    expect(mock.executions).toEqual({slow: 1})
+    await client.close()
+  })
+
   it.each([
     ['an HTTP date a minute away', () => new Date(Date.now() + 60_000).toUTCString(), 300],
     ['a number of seconds past the cap', () => '10', 300],

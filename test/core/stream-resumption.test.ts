@@ -229,7 +229,7 @@ describe('stream resumption', () => {
 
   it.each([
     [19, 400],
-    [20, 409],
+    [20, 410],
   ] as const)('C%i: resume GET %i rejects the cursor: dropped, never retried, request outcome-unknown, then a session-resumption GET', async (_, status) => {
     // The standalone stream has ended (204), so none is live when the cursor is refused.
     const s = await setup((get, index) => (index === 0 ? new Response(null, {status: 204}) : resumeAnswered(status)(get, index)))

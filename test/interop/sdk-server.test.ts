@@ -174,6 +174,8 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       })
       await server.notify('one')
       await until(() => server.log.some((entry) => entry.status === 409))
+      // Written to the socket the server still holds, and to its event store.
+      await server.notify('to the dead socket')
       await pause(150)
       // The server learns that the connection is gone.
       proxy.releaseHeld()
@@ -182,9 +184,11 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       await pause(300)
       const conflicts = server.log.filter((entry) => entry.status === 409).length
       if (kind === 'ours') {
-        // The cursor refused (409), then plain GETs retried with backoff until the server let go.
-        expect(peer.logs).toEqual(['one', 'two'])
+        // 409 to the cursor, retried with it and backoff until the server let go: the replay brings what the dead
+        // socket took.
+        expect(peer.logs).toEqual(['one', 'to the dead socket', 'two'])
         expect(conflicts).toBeGreaterThanOrEqual(2)
+        expect(server.log.filter((entry) => entry.method === 'GET').slice(1).every((entry) => entry.lastEventId !== undefined)).toBe(true)
       } else {
         // Two retries, then the standalone stream is given up: nothing the server sends later arrives.
         expect(peer.logs).toEqual(['one'])
