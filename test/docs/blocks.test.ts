@@ -235,6 +235,11 @@ for (const document of documents) {
         vi.stubGlobal('location', new URL('https://app.example/'))
         const logged: unknown[][] = []
         vi.spyOn(console, 'log').mockImplementation((...line: unknown[]) => void logged.push(line))
+        // A program may leave its transport running, as a page keeps its client; here the program ends, as its page
+        // or process would. Left running, its standalone stream would attach to a later block's server, which numbers
+        // its sessions from session-1 too, and answer that block's server requests.
+        const started = vi.spyOn(ResumableHTTPClientTransport.prototype, 'start')
+        const closed = vi.spyOn(ResumableHTTPClientTransport.prototype, 'close')
         const cwd = process.cwd()
         const scratch = await mkdtemp(join(tmpdir(), 'docs-block-'))
         process.chdir(scratch)
@@ -244,6 +249,8 @@ for (const document of documents) {
           scene?.after(server, logged)
           if (!servesItself && /\.connect\(/.test(block.code)) expect(server.requests('POST', 'initialize').length).toBeGreaterThanOrEqual(1)
         } finally {
+          const running = (started.mock.contexts as ResumableHTTPClientTransport[]).filter((transport) => !closed.mock.contexts.includes(transport))
+          await Promise.all(running.map((transport) => transport.close()))
           process.chdir(cwd)
           vi.unstubAllGlobals()
           vi.unstubAllEnvs()
