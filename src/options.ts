@@ -5,7 +5,7 @@ import type {TransportEvent} from './events.ts'
 import type {HttpClient} from './wire/http.ts'
 import {resolveLimits, type LimitOptions, type Limits} from './policy/limits.ts'
 import {checkOptionValues} from './policy/option-values.ts'
-import {storeNamespace, type StoreNamespace} from './wire/namespace.ts'
+import {StoreNamespace} from './wire/namespace.ts'
 import {resolveOwnership, type OwnershipOptions, type ResolvedOwnership} from './persistence/ownership.ts'
 import {checkStore, MemoryStore, type ResumptionStore} from './persistence/store.ts'
 import {createRedactor, defaultSecretHeaders} from './wire/redaction.ts'
@@ -222,7 +222,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
   return Object.freeze({
     store: options.store ?? new MemoryStore(),
     // Two servers, two query strings of one server, or two storeKeys never share a session or a cursor.
-    namespace: storeNamespace(url, options.storeKey),
+    namespace: new StoreNamespace(url, options.storeKey),
     sessionId: options.sessionId,
     http: {
       url,

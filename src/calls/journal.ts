@@ -1,6 +1,7 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
 import {abortedError, TransportError, unknownCall} from '../errors.ts'
+import {ChildAbort} from '../policy/abort.ts'
 import type {TransportEvent} from '../events.ts'
 import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
 import type {Limits} from '../policy/limits.ts'
@@ -68,7 +69,7 @@ export class CallJournal {
   readonly #stored = new Map<string, {value: JsonValue | undefined; chars: number}>()
   #totalChars = 0
   readonly #waiters = new Map<string, Set<Waiter>>()
-  readonly #pollers = new Map<string, AbortController>()
+  readonly #pollers = new Map<string, ChildAbort>()
   /** The transport's lifetime, from `load()`; aborted until then. */
   #lifetime = AbortSignal.abort()
   readonly api: Calls
@@ -342,16 +343,13 @@ export class CallJournal {
 
   /** Polls task call `entry` in the background until it settles, `close()`, or the app forgets it. */
   #poll(entry: Entry): void {
-    const lifetime = this.#lifetime
     const task = entry.task
     // Stryker disable next-line ConditionalExpression: a call in the task state always holds its handle (invalidCall, receiving)
     if (task === undefined) return
     if (this.#pollers.has(entry.callId)) return
-    const controller = new AbortController()
-    const signal = AbortSignal.any([lifetime, controller.signal])
-    this.#pollers.set(entry.callId, controller)
-    const handle = {taskId: task.taskId, envelope: entry.envelope ?? {}, pollIntervalMs: task.pollIntervalMs}
-    const polled = pollTask(this.#host, handle, signal, (status) => {
+    const poller = new ChildAbort(this.#lifetime)
+    this.#pollers.set(entry.callId, poller)
+    const polled = pollTask(this.#host, {taskId: task.taskId, envelope: entry.envelope ?? {}, pollIntervalMs: task.pollIntervalMs}, poller.signal, (status) => {
       this.#host.track(this.#update(entry, {task: {...entry.task!, ...status}}))
     })
     this.#host.track(
@@ -361,7 +359,10 @@ export class CallJournal {
           // pollTask rejects only when its signal aborts: close(), or the app forgot the call.
           () => {},
         )
-        .finally(() => this.#pollers.delete(entry.callId)),
+        .finally(() => {
+          poller.release()
+          this.#pollers.delete(entry.callId)
+        }),
     )
   }
 

@@ -1,4 +1,5 @@
 import {abortedError} from '../errors.ts'
+import {ChildAbort} from '../policy/abort.ts'
 import type {TransportEvent} from '../events.ts'
 
 /**
@@ -33,14 +34,12 @@ export class AnswerQueue {
     }
     // Each task gets a signal of its own, released when it ends: fetch may keep a listener on the signal it was
     // given until the request is garbage-collected, and thousands of answers share the transport's.
-    const own = new AbortController()
-    const follow = (): void => own.abort(signal.reason)
+    const own = new ChildAbort(signal)
     try {
       if (signal.aborted) throw abortedError(signal)
-      signal.addEventListener('abort', follow)
       return await task(own.signal)
     } finally {
-      signal.removeEventListener('abort', follow)
+      own.release()
       const next = this.#waiting.values().next()
       if (next.done === true) this.#running--
       else {

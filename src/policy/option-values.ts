@@ -3,7 +3,7 @@ import {isHeaderName, isSessionId} from './limits.ts'
 /*
  * The values of the options that no resolver of their own checks (limits.ts, backoff.ts, the store's, the
  * ownership's and the OAuth glue check theirs): a wrong one is a TypeError naming the option and what it accepts,
- * so that nothing given is ignored, or read as something else, in silence (README, "Options"). `undefined` is an
+ * so that nothing given is ignored, or read as something else, in silence (docs/options.md). `undefined` is an
  * option left out; `null` is a value, and no option takes it.
  */
 

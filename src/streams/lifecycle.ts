@@ -1,4 +1,5 @@
 import {isAuthorizationFailure} from '../wire/auth.ts'
+import {ChildAbort} from '../policy/abort.ts'
 import {firstBackoff, retryAfterMs, retryWithBackoff, sleep} from '../policy/backoff.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from '../policy/decision.ts'
 import {abortedError, asError, isTransportError, TransportError} from '../errors.ts'
@@ -8,7 +9,7 @@ import type {ResolvedOptions} from '../options.ts'
 import type {OpenStreams} from './open-streams.ts'
 import type {ReadOutcome} from './reader.ts'
 import {silentResumesAllowed} from './silence.ts'
-import {ChildAbort, type Connection, type Stream} from './stream.ts'
+import type {Connection, Stream} from './stream.ts'
 
 /*
  * The life of one stream, from its first connection to its end: the reconnect state machine
@@ -103,10 +104,7 @@ export class StreamLifecycle {
   #reemissionWanted = false
   /** The standalone stream, while it runs: its connection (from its GET to the end of its reading) ended, it re-attaches at once. */
   #standalone: Stream | undefined
-  /**
-   * A stored session was re-attached: its standalone stream, resumed from its cursor, re-attaches without it once it
-   * has read its replay, since the previous process may have left response streams it never recorded.
-   */
+  /** A stored session was re-attached: its standalone stream, resumed, re-attaches without cursor once it has read its replay (the previous process may have left response streams it never recorded). */
   #replayThenReattach = false
 
   constructor(host: LifecycleHost) {

@@ -49,11 +49,6 @@ export class StoreNamespace {
   }
 }
 
-/** The namespace of `url`'s records (and `storeKey`'s). */
-export function storeNamespace(url: URL, storeKey: string | undefined): StoreNamespace {
-  return new StoreNamespace(url, storeKey)
-}
-
 /**
  * SHA-256 (hex) of `text`: Web Crypto's, wherever there is one (every secure context, service workers included,
  * and Node, Deno, Bun, workerd), so that no module is imported there (a service worker may not `import()`); a page
