@@ -241,6 +241,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   #lifecycleHost(reader: ReaderHost): LifecycleHost {
     return {
       ...reader,
+      streams: this.#streams,
       http: this.#options.http,
       protocolVersion: () => this.#session.protocolVersion,
       read: (connection, body) => readConnection(reader, connection, body),

@@ -77,8 +77,8 @@ export interface LifecycleHost {
   protocolVersion(): string | undefined
   /** Reads one connection (docs/design.md#reading-a-connection). */
   read(connection: Connection, body: ReadableStream<Uint8Array>): Promise<ReadOutcome>
-  /** Where cursors are stored: a refused one's record is deleted. */
-  readonly cursors: Pick<OpenStreams, 'saveCursor'>
+  /** The open streams: where cursors are stored (a refused one's record is deleted), and the standalone one. */
+  readonly streams: Pick<OpenStreams, 'saveCursor' | 'get'>
   /** Settles `stream`'s request, if it carries one, with `error`. */
   settle(stream: Stream, error: TransportError): void
   /** [spec transports, session management] the session is gone: end it, report it once. */
@@ -102,8 +102,6 @@ export class StreamLifecycle {
    * attached without `Last-Event-ID`, so the standalone stream's next reconnect is a session resumption.
    */
   #reemissionWanted = false
-  /** The standalone stream, while it runs: its connection (from its GET to the end of its reading) ended, it re-attaches at once. */
-  #standalone: Stream | undefined
   /** A stored session was re-attached: its standalone stream, resumed, re-attaches without cursor once it has read its replay (the previous process may have left response streams it never recorded). */
   #replayThenReattach = false
 
@@ -123,7 +121,6 @@ export class StreamLifecycle {
 
   /** Opens `stream`, then follows it to its end. */
   open(stream: Stream, opening: Opening): Promise<void> {
-    if (stream.kind === 'standalone') this.#standalone = stream
     if (opening === 'reattach' && stream.kind === 'standalone') this.#replayThenReattach = true
     return this.#run(stream, () => this.#series(stream, opening))
   }
@@ -149,7 +146,6 @@ export class StreamLifecycle {
     } catch {
       // Closed, cancelled or expired: already accounted for by whoever aborted it.
     } finally {
-      if (this.#standalone === stream) this.#standalone = undefined
       this.#host.removeStream(stream)
     }
   }
@@ -324,7 +320,7 @@ export class StreamLifecycle {
         const error = new TransportError('resumption-rejected', `The server refused Last-Event-ID ${JSON.stringify(lastEventId)} of ${stream.describe()} (HTTP ${status})`, {status})
         stream.refuse(error)
         // Its record goes too: a later process must not send it again.
-        host.track(host.cursors.saveCursor(stream))
+        host.track(host.streams.saveCursor(stream))
         host.emit({type: 'cursor-rejected', stream: kind, requestId, lastEventId: lastEventId!, status})
         // A request stream reports it through its request; the standalone stream has no caller.
         if (kind === 'standalone') host.report(error)
@@ -374,7 +370,8 @@ export class StreamLifecycle {
    */
   wantReemission(now = true): void {
     this.#reemissionWanted = true
-    if (now) this.#standalone?.endConnection('reattach')
+    // Its connection, from its GET to the end of its reading, ends: the stream re-attaches at once.
+    if (now) this.#host.streams.get('standalone')?.endConnection('reattach')
   }
 
   /** ENDED: what the end means for the stream's request, or for the app when it is the standalone stream. */
