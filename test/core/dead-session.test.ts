@@ -9,8 +9,8 @@ import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import type {ReferenceServer} from '../../src/testing/index.ts'
 import {connectClient} from '../fixtures/client.ts'
-import {connect, eventsOf, network, storedSession, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
-import {codeOf, failure} from '../fixtures/wire.ts'
+import {connect, emptied, eventsOf, network, storedSession, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
+import {answerToolCalls, codeOf, failure} from '../fixtures/wire.ts'
 
 /** What `@modelcontextprotocol/server-everything` answers a request naming a session it does not know. */
 const noValidSession = {jsonrpc: '2.0', error: {code: -32000, message: 'Bad Request: No valid session ID provided'}, id: null}
@@ -46,18 +46,12 @@ async function sessionRecords(store: MemoryStore): Promise<string[]> {
   return keys.filter((key) => /#(session|stream:|request:)/.test(key))
 }
 
-/** The session records of `store` once there are none, or after 300 ms (a store's deletes may still be on their way). */
-async function recordsLeft(store: MemoryStore): Promise<string[]> {
-  for (let turn = 0; turn < 150 && (await sessionRecords(store)).length > 0; turn++) await new Promise((resolve) => setTimeout(resolve, 2))
-  return sessionRecords(store)
-}
-
 describe('a stored session the restarted server answers 400', () => {
   it.each(['server-everything', 'sdk-example'] as const)(
     'as %s does, ends at its first GET: session-expired once, its records deleted, and a next transport on the store initializes without a failed round',
     async (as) => {
       const mock = useMock()
-      const store = await storedSession(new MemoryStore())
+      const store = await storedSession()
       mock.faults.restart()
       const refused = refuseUnknownSessions(mock, as)
 
@@ -65,7 +59,7 @@ describe('a stored session the restarted server answers 400', () => {
       await until(() => eventsOf(second.events, 'session-expired').length === 1)
       expect(second.errors).toMatchObject([{code: 'session-expired', status: 400, message: 'Session session-1 has expired (HTTP 400 on GET)'}])
       expect(second.transport.sessionId).toBeUndefined()
-      expect(await recordsLeft(store)).toEqual([])
+      expect(await emptied(() => sessionRecords(store))).toEqual([])
       await second.client.close()
 
       const third = await connect({store})
@@ -116,7 +110,7 @@ describe('a POST refused 400 in a session', () => {
     expect(eventsOf(events, 'session-expired')).toEqual([{type: 'session-expired', sessionId: 'session-1', settledRequests: 0}])
     expect(mock.executions).toEqual({})
     expect(isTransportError(await failure(client.listTools()), 'session-expired')).toBe(true)
-    expect(await recordsLeft(store)).toEqual([])
+    expect(await emptied(() => sessionRecords(store))).toEqual([])
 
     await client.close()
     await client.connect(transport)
@@ -132,15 +126,7 @@ describe('a POST refused 400 in a session', () => {
     const {client, transport} = await connect(slowReconnects)
     await untilGetsServed()
     const gets = mock.requests('GET').length
-    const calls: unknown[] = []
-    network.use(
-      http.post(url, async ({request}) => {
-        const body = (await request.clone().json()) as {method?: string; id?: number}
-        if (body.method !== 'tools/call') return undefined
-        calls.push(body.id)
-        return HttpResponse.json({jsonrpc: '2.0', id: body.id, error: {code: -32602, message: 'Unknown tool'}}, {status: 400})
-      }),
-    )
+    const calls = answerToolCalls((id) => HttpResponse.json({jsonrpc: '2.0', id, error: {code: -32602, message: 'Unknown tool'}}, {status: 400}))
     const error = await failure(client.callTool({name: 'nope'}))
     expect(isTransportError(error, 'http') && error.status === 400).toBe(true)
     expect(mock.requests('GET')).toHaveLength(gets)
@@ -174,12 +160,7 @@ describe('a POST refused 400 in a session', () => {
   it('whose GET cannot tell (405: the server offers none) stays http 400, and the session is kept for the app to drop', async () => {
     useMock({standalone: false})
     const {client, transport} = await connect(slowReconnects)
-    network.use(
-      http.post(url, async ({request}) => {
-        const body = (await request.clone().json()) as {method?: string}
-        return body.method === 'tools/call' ? HttpResponse.json(noValidSession, {status: 400}) : undefined
-      }),
-    )
+    answerToolCalls(() => HttpResponse.json(noValidSession, {status: 400}))
     const error = await failure(client.callTool({name: 'echo'}))
     expect(isTransportError(error, 'http') && error.status === 400).toBe(true)
     expect(transport.sessionId).toBe('session-1')
@@ -190,7 +171,7 @@ describe('a POST refused 400 in a session', () => {
 describe('forgetSession()', () => {
   it('before start() deletes the stored session, sends nothing, and the next connect initializes a new one', async () => {
     const mock = useMock()
-    const store = await storedSession(new MemoryStore())
+    const store = await storedSession()
     const requests = mock.log.length
     const transport = new ResumableHTTPClientTransport(new URL(url), {store})
     await transport.forgetSession()
@@ -206,9 +187,7 @@ describe('forgetSession()', () => {
 
   it('drops the sessionId option too: the transport initializes instead of attaching', async () => {
     const mock = useMock()
-    const first = await connect()
-    await untilGetsServed()
-    await first.client.close()
+    await storedSession()
     const requests = mock.log.length
     const transport = new ResumableHTTPClientTransport(new URL(url), {sessionId: 'session-1'})
     await transport.forgetSession()

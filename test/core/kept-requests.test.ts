@@ -6,7 +6,7 @@ import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from '../../src/index.ts'
+import {isTransportError, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {answerToolCalls, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
@@ -124,7 +124,7 @@ describe('server requests a previous process left unanswered', () => {
   async function restart(kept: [string, object][]) {
     const mock = useMock()
     interceptGets(mock, () => sse([], 'open'))
-    const store = await storedSession(new MemoryStore())
+    const store = await storedSession()
     for (const [id, message] of kept) await store.set(`${records}${JSON.stringify(id)}`, {sessionId: 'session-1', message} as JsonValue)
     return connect({store})
   }
@@ -144,7 +144,7 @@ describe('server requests a previous process left unanswered', () => {
   it('close() while they are handed over stops at once: none is handed over after it', async () => {
     const mock = useMock()
     interceptGets(mock, () => sse([], 'open'))
-    const store = await storedSession(new MemoryStore())
+    const store = await storedSession()
     for (const id of ['s1', 's2']) await store.set(`${records}${JSON.stringify(id)}`, {sessionId: 'session-1', message: sampling(id, 1)} as JsonValue)
     const restored: unknown[] = []
     const transport = new ResumableHTTPClientTransport(new URL(url), {
@@ -232,7 +232,7 @@ describe("a previous process's answer sent again at start", () => {
         return respond()
       }),
     )
-    const store = await storedSession(new MemoryStore())
+    const store = await storedSession()
     await store.set(`${records}"s1"`, {sessionId: 'session-1', message: answer})
     const harness = await connect({store})
     await until(() => resent > 0)

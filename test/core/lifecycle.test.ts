@@ -40,8 +40,8 @@ describe('close()', () => {
 
   it('while a stream waits the retry its server asked leaves no timer of that wait behind, and the stream never reconnects', async () => {
     const mock = useMock()
-    // One event and the end in one write: sse() would wait a gap, a fake timer here, before it ends.
-    const gets = interceptGets(mock, (_get, index) => (index === 0 ? new Response('retry: 60000\nid: g1\ndata: \n\n', {headers: eventStream}) : undefined))
+    // One chunk, the end right after it: no gap, so no fake timer of sse()'s own, before it ends.
+    const gets = interceptGets(mock, (_get, index) => (index === 0 ? sse(['retry: 60000\nid: g1\ndata: \n\n']) : undefined))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     try {
       const {transport} = await connect()
@@ -175,25 +175,20 @@ describe('what a call writes to the store', () => {
     const mock = useMock()
     const store = new RecordingStore()
     let push: ((text: string) => void) | undefined
-    let callId: JsonRpcId | undefined
-    let token: unknown
     const resumedFrom: string[] = []
     interceptGets(mock, (get) => {
       if (get.lastEventId !== undefined) resumedFrom.push(get.lastEventId)
-      if (get.lastEventId === 'p1') return sse([frame('p2', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: 2}})], 'open')
+      if (get.lastEventId === 'p1') return sse([frame('p2', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: calls[0]!.progressToken, progress: 2}})], 'open')
       const body = new ReadableStream<Uint8Array>({start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text)))})
       return new Response(body, {headers: {'content-type': 'text/event-stream'}})
     })
     const {client, events} = await connect({store, reconnect: {minDelayMs: 200, maxDelayMs: 400}})
     await until(() => push !== undefined)
-    answerToolCalls((id, progressToken) => {
-      ;[callId, token] = [id, progressToken]
-      return sse([frame('p1', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: 1}})], 'error')
-    })
+    const calls = answerToolCalls((_id, progressToken) => sse([frame('p1', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: 1}})], 'error'))
     const call = client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
     await until(() => eventsOf(events, 'reconnect-failed').some((event) => event.stream === 'request'))
     // The server answers the call on the standalone stream while the call's own stream waits out its backoff.
-    push!(frame('g1', result(callId!)))
+    push!(frame('g1', result(calls[0]!.id)))
     expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
     const from = store.writes.length
     await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'), 2000)
@@ -478,13 +473,11 @@ describe('a call resumed again and again', () => {
   it("leaves no listener of each resumed connection's deadline on its stream's signal", async () => {
     const mock = useMock()
     const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
-    let token: unknown
-    let wireId: JsonRpcId = 0
-    answerToolCalls((id, progressToken) => ((token = progressToken), (wireId = id), sse([frame('c1', progress(progressToken, 1))], 'error')))
+    const calls = answerToolCalls((_id, progressToken) => sse([frame('c1', progress(progressToken, 1))], 'error'))
     interceptGets(mock, (get) => {
-      if (get.lastEventId === 'c1') return sse([frame('c2', progress(token, 2))], 'error')
-      if (get.lastEventId === 'c2') return sse([frame('c3', progress(token, 3))], 'error')
-      if (get.lastEventId === 'c3') return sse([frame('c4', result(wireId))])
+      if (get.lastEventId === 'c1') return sse([frame('c2', progress(calls[0]!.progressToken, 2))], 'error')
+      if (get.lastEventId === 'c2') return sse([frame('c3', progress(calls[0]!.progressToken, 3))], 'error')
+      if (get.lastEventId === 'c3') return sse([frame('c4', result(calls[0]!.id))])
       return undefined
     })
     // The listeners on the call's stream signal as each resume GET goes out (the signal kept from fetch, whose own

@@ -127,7 +127,7 @@ describe('every other option value, checked at construction', () => {
   const noop = (): Promise<undefined> => Promise.resolve(undefined)
   const store = {get: noop, set: noop, delete: noop, list: () => Promise.resolve([])}
 
-  // Each of these was accepted before, and meant something else than asked for, or nothing.
+  // Each of these, taken, would mean something else than asked for, or nothing.
   it.each<[string, ResumableHTTPClientTransportOptions, string]>([
     ["durability 'fast'", {durability: 'fast' as never}, `options.durability must be 'strict' or 'relaxed', got "fast"`],
     ["durability 'Strict'", {durability: 'Strict' as never}, `options.durability must be 'strict' or 'relaxed', got "Strict"`],
@@ -136,6 +136,7 @@ describe('every other option value, checked at construction', () => {
     ['terminateOnClose 1', {terminateOnClose: 1 as never}, 'options.terminateOnClose must be true or false, got 1'],
     ['callJournal 1', {callJournal: 1 as never}, "options.callJournal must be true, false, or the journal itself (import {callJournal} from 'mcp-resumable-http/journal'), got 1"],
     ["callJournal 'false'", {callJournal: 'false' as never}, `options.callJournal must be true, false, or the journal itself (import {callJournal} from 'mcp-resumable-http/journal'), got "false"`],
+    ['callJournal an object that is not the journal', {callJournal: {} as never}, "options.callJournal must be true, false, or the journal itself (import {callJournal} from 'mcp-resumable-http/journal'), got an object"],
     ['onEvent a string', {onEvent: 'console.log' as never}, 'options.onEvent must be a function, called with each event, got "console.log"'],
     ['storeKey a number', {storeKey: 42 as never}, 'options.storeKey must be a string, got 42'],
     ['storeKey an object (every user would share "[object Object]")', {storeKey: {userId: 7} as never}, 'options.storeKey must be a string, got an object'],
@@ -177,11 +178,11 @@ describe('every other option value, checked at construction', () => {
       {store: {...store, acquire: 5} as never},
       'options.store.acquire, when there, must be a function (name, ttlMs) => Promise<Lease | undefined>: leave it out for a store that keeps no owner',
     ],
-  ])('%s, accepted before, is a TypeError naming the option and what it accepts', (_what, options, message) => {
+  ])('%s is a TypeError naming the option and what it accepts: it is never taken for something else', (_what, options, message) => {
     expect(create(options)).toThrow(new TypeError(message))
   })
 
-  // Each of these was refused before, by the engine, with a message that named neither the option nor what it takes.
+  // Each of these the engine would otherwise refuse, with a message that names neither the option nor what it takes.
   it.each<[string, ResumableHTTPClientTransportOptions, string]>([
     ['secretHeaders a string', {secretHeaders: 'x-api-key' as never}, 'options.secretHeaders must be an array of header names, got "x-api-key"'],
     ['a secret header that is a number', {secretHeaders: [5] as never}, 'options.secretHeaders must be an array of header names, got an array'],
@@ -190,11 +191,11 @@ describe('every other option value, checked at construction', () => {
     ['reconnectionOptions null', {reconnectionOptions: null as never}, 'options.reconnectionOptions must be an object of initialReconnectionDelay, maxReconnectionDelay, reconnectionDelayGrowFactor, maxRetries'],
     ['requestInit.headers a number', {requestInit: {headers: 5 as never}}, 'options.requestInit.headers must be what `new Headers()` takes: names that are HTTP tokens, values without control characters'],
     ['a header name with a space', {requestInit: {headers: {'x api': 'v'}}}, 'options.requestInit.headers must be what `new Headers()` takes: names that are HTTP tokens, values without control characters'],
-  ])('%s is a TypeError naming the option and what it accepts', (_what, options, message) => {
+  ])("%s is a TypeError naming the option and what it accepts, not the engine's error that names neither", (_what, options, message) => {
     expect(create(options)).toThrow(new TypeError(message))
   })
 
-  it('requestInit.signal, accepted before and dropped in silence, is a TypeError saying what to use instead: the Client\'s signal for one request, close() for all', () => {
+  it('requestInit.signal is never dropped in silence: it is a TypeError saying what to use instead, the Client\'s signal for one request, close() for all', () => {
     const message =
       'options.requestInit.signal is not supported: requestInit goes with every request, so its signal cannot stop one of them. Give a request its own with the Client (client.callTool(params, undefined, {signal})): its abort POSTs notifications/cancelled and closes that request. To stop everything, call transport.close()'
     expect(create({requestInit: {signal: new AbortController().signal}})).toThrow(new TypeError(message))

@@ -9,7 +9,6 @@ import {afterEach, describe, expect, it, vi} from 'vitest'
 import {
   isTransportError,
   ResumableHTTPClientTransport,
-  type JsonRpcId,
   type ResumableHTTPClientTransportOptions,
   type TransportEvent,
 } from '../../src/index.ts'
@@ -127,18 +126,14 @@ async function primingMovesTheCursor(priming: string): Promise<void> {
   const store = new RecordingStore()
   const {client, transport, errors} = await connect({store})
   const seen = tap(transport)
-  let callId: JsonRpcId | undefined
-  const calls = answerToolCalls((id) => {
-    callId = id
-    return sse([`retry: 1\n${priming}`], 'close')
-  })
-  const resumes = answerResumes(() => sse([frame('e2', result(callId!))]))
+  const calls = answerToolCalls(() => sse([`retry: 1\n${priming}`], 'close'))
+  const resumes = answerResumes(() => sse([frame('e2', result(calls[0]!.id))]))
   await client.callTool({name: 'echo'})
 
   expect(resumes).toEqual([{lastEventId: 'e1', sessionId: 'session-1'}])
   // Stored when the connection broke: nothing was delivered before it, so the write could wait until then.
   expect(store.writes).toContainEqual({op: 'set', key: expect.stringMatching(/#stream:request:\d+$/), value: expect.objectContaining({lastEventId: 'e1', retryMs: 1})})
-  expect(seen.map((message) => ('id' in message ? message.id : undefined))).toEqual([callId])
+  expect(seen.map((message) => ('id' in message ? message.id : undefined))).toEqual([calls[0]!.id])
   expect(errors).toEqual([])
   expect(calls).toHaveLength(1)
   await client.close()
@@ -160,11 +155,7 @@ describe('a stream that ends after its response', () => {
     const mock = useMock()
     const store = new RecordingStore()
     const {client, transport, events} = await connect({store})
-    let callId: JsonRpcId | undefined
-    answerToolCalls((id) => {
-      callId = id
-      return sse(['retry: 1\nid: e1\ndata: \n\n', frame('e2', {jsonrpc: '2.0', id, ...outcome})], end)
-    })
+    const calls = answerToolCalls((id) => sse(['retry: 1\nid: e1\ndata: \n\n', frame('e2', {jsonrpc: '2.0', id, ...outcome})], end))
     const error = await client.callTool({name: 'echo'}).then(() => undefined, (e: unknown) => e)
     if ('error' in outcome) expect(error).toMatchObject({code: -32602})
     else expect(error).toBeUndefined()
@@ -175,7 +166,7 @@ describe('a stream that ends after its response', () => {
     expect(eventsOf(events, 'reconnect')).toEqual([])
     expect(mock.log.filter((entry) => entry.lastEventId !== undefined)).toEqual([])
     expect(transport.metrics.streamResumptions).toBe(0)
-    expect(await store.cursor(`request:${callId}`)).toBeUndefined()
+    expect(await store.cursor(`request:${calls[0]!.id}`)).toBeUndefined()
     await client.close()
   })
 
@@ -194,13 +185,9 @@ describe('server close with retry', () => {
     const retryMs = 400
     useMock()
     const {transport, call, answerTo} = await driven()
-    let wireId: JsonRpcId | undefined
-    const calls = answerToolCalls((id) => {
-      wireId = id
-      // Sent whole, so that the stream closes as it opens: the `retry` wait counts from the close.
-      return new HttpResponse(`retry: ${retryMs}\nid: e1\ndata: \n\n${frame('e2', note)}`, {headers: {'content-type': 'text/event-stream'}})
-    })
-    const resumes = answerResumes(() => sse([frame('e3', result(wireId!))]))
+    // One chunk, so that the stream closes as it opens: the `retry` wait counts from the close.
+    const calls = answerToolCalls(() => sse([`retry: ${retryMs}\nid: e1\ndata: \n\n${frame('e2', note)}`]))
+    const resumes = answerResumes(() => sse([frame('e3', result(calls[0]!.id))]))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     await call(7)
 

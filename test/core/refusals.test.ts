@@ -4,7 +4,6 @@
  * them failures.
  */
 import {describe, expect, it} from 'vitest'
-import {MemoryStore} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {quiet} from '../fixtures/timing.ts'
 import {frame, sse} from '../fixtures/wire.ts'
@@ -18,7 +17,7 @@ describe('a refused cursor', () => {
     ['a response stream a dead process left', 'request:7', [undefined, undefined, 'bogus', undefined, undefined]],
   ])('of %s is deleted from the store, so a later process never sends it again', async (_, stream, expected) => {
     const mock = useMock()
-    const store = await storedSession(new MemoryStore())
+    const store = await storedSession()
     // A cursor the server does not know, stored in the session it does know.
     await store.set(`mcp-resumable-http:${url}#stream:${stream}`, {sessionId: 'session-1', lastEventId: 'bogus'})
 

@@ -49,17 +49,14 @@ interface BrokenCall extends Harness {
 async function brokenCall(reconnect: NonNullable<ResumableHTTPClientTransportOptions['reconnect']>, resume: (n: number, wireId: JsonRpcId) => Response): Promise<BrokenCall> {
   vi.spyOn(Math, 'random').mockReturnValue(0)
   const mock = useMock()
-  let wireId: JsonRpcId = 0
   let resumes = 0
-  const answer: GetAnswer = (get) => (get.lastEventId === undefined ? undefined : resume(++resumes, wireId))
+  // A resume comes only once the POST was answered: by then `posts` holds the call.
+  const answer: GetAnswer = (get) => (get.lastEventId === undefined ? undefined : resume(++resumes, posts[0]!.id))
   interceptGets(mock, answer)
   const harness = await connect({reconnect})
   await until(() => mock.requests('GET').length === 1)
   vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance']})
-  const posts = answerToolCalls((id) => {
-    wireId = id
-    return sse([frame('e1')], 'error')
-  })
+  const posts = answerToolCalls(() => sse([frame('e1')], 'error'))
   let outcome: unknown
   let settled = false
   void harness.client.callTool({name: 'echo'}).then(

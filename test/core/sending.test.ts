@@ -8,7 +8,7 @@ import {getEventListeners} from 'node:events'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type FetchLike, type JsonRpcId, type JsonValue, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
-import {connect, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, emptied, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {answerToolCalls, codeOf, encoder, eventStream, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
 
@@ -62,12 +62,6 @@ const elicitation = {jsonrpc: '2.0', id: 'srv-1', method: 'elicitation/create', 
 
 /** The keys of the calls journaled in `store`. */
 const journaled = (store: MemoryStore): Promise<string[]> => store.list(`mcp-resumable-http:${url}#call:`)
-
-/** The keys `list` gives once it gives none, or after 200 ms (a store's deletes go in the background). */
-async function emptied(list: () => Promise<string[]>): Promise<string[]> {
-  for (let turn = 0; turn < 100 && (await list()).length > 0; turn++) await new Promise((resolve) => setTimeout(resolve, 2))
-  return list()
-}
 
 /** Whether `error` is a TransportError of `code` with exactly `message`, and `status` when given. */
 function expectError(error: unknown, code: string, message: string, status?: number): void {
@@ -511,10 +505,8 @@ describe('a request whose send rejected', () => {
 describe("the Client's signal of one request, which a requestInit.signal is refused for", () => {
   it("ends that request as the Client's timeout does: notifications/cancelled naming its wire ID, its POST closed, the call rejected at once", async () => {
     useMock()
-    const called: JsonRpcId[] = []
     let closed = false
-    answerToolCalls((id) => {
-      called.push(id)
+    const calls = answerToolCalls(() => {
       const body = new ReadableStream<Uint8Array>({
         start: (controller) => controller.enqueue(encoder.encode(frame('p1'))),
         cancel: () => {
@@ -534,13 +526,13 @@ describe("the Client's signal of one request, which a requestInit.signal is refu
     const {client, transport} = await connect()
     const controller = new AbortController()
     const call = failure(client.callTool({name: 'echo'}, undefined, {signal: controller.signal}))
-    await until(() => called.length === 1)
+    await until(() => calls.length === 1)
     controller.abort('the user stopped it')
 
     // [SDK interop] the Client rejects with RequestTimeout (-32001) and the abort's reason, as its own timeout does.
     expect(await call).toMatchObject({code: -32001, message: 'MCP error -32001: the user stopped it'})
     await until(() => cancellations.length === 1 && closed)
-    expect(cancellations).toEqual([{requestId: called[0], reason: 'the user stopped it'}])
+    expect(cancellations).toEqual([{requestId: calls[0]!.id, reason: 'the user stopped it'}])
     expect(transport.pendingRequests).toBe(0)
     await client.close()
   })

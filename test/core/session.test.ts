@@ -5,7 +5,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type FetchLike, type TransportEvent} from '../../src/index.ts'
+import {isTransportError, ResumableHTTPClientTransport, type FetchLike, type TransportEvent} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, storedSession, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {failure} from '../fixtures/wire.ts'
@@ -108,7 +108,7 @@ describe('the answer that starts the session', () => {
 describe('a stored session that expires before the Client asked for its initialize answer', () => {
   it('answers the next initialize from the server, not from the store', async () => {
     const mock = useMock()
-    const store = await storedSession(new MemoryStore())
+    const store = await storedSession()
     interceptGets(mock, () => new HttpResponse(null, {status: 404}))
 
     const events: TransportEvent[] = []
@@ -307,9 +307,7 @@ describe('a 400 to a request', () => {
 describe('the sessionId option', () => {
   it('attaches to the session: no initialize, a GET without Last-Event-ID, one session resumption', async () => {
     const mock = useMock()
-    const first = await connect()
-    await untilGetsServed()
-    await first.client.close()
+    await storedSession()
     const {client, transport, events} = await connect({sessionId: 'session-1'})
     await until(() => mock.requests('GET').length >= 2)
     await client.callTool({name: 'echo'})
@@ -326,9 +324,7 @@ describe('the sessionId option', () => {
 
   it('a session the store does not know numbers its requests past the current time in microseconds: its used IDs are unknown', async () => {
     useMock()
-    const first = await connect()
-    await untilGetsServed()
-    await first.client.close()
+    await storedSession()
     const ids: number[] = []
     const before = Date.now() * 1000
     const {client} = await connect({
@@ -363,12 +359,10 @@ describe('what the session says and writes', () => {
   it.each([
     ['on a session the app named, with no handshake in this process', async () => (await started({sessionId: 'session-1'})).transport],
     ['after the Client initialized', async () => (await connect()).transport],
-    ['after a handshake answered from the store', async () => (await connect({store: await storedSession(new MemoryStore())})).transport],
+    ['after a handshake answered from the store', async () => (await connect({store: await storedSession()})).transport],
   ])('a notifications/initialized the app sends %s reaches the server: only the one of a replayed handshake is the server\'s already', async (_when, open) => {
     const mock = useMock()
-    const first = await connect()
-    await untilGetsServed()
-    await first.client.close()
+    await storedSession()
     const transport = await open()
     const before = mock.requests('POST', 'notifications/initialized').length
     await transport.send(initialized)

@@ -5,7 +5,7 @@
  */
 import {describe, expect, it, vi} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue, type ResumptionStore} from '../../src/index.ts'
-import {connect, eventsOf, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {pendingTimers, realTurns} from '../fixtures/timing.ts'
 import {codeOf} from '../fixtures/wire.ts'
 
@@ -146,13 +146,11 @@ describe('records that cannot be trusted', () => {
 
   it('a stored cursor longer than limits.maxEventIdBytes is discarded: never sent as Last-Event-ID', async () => {
     const mock = useMock()
-    const store = new MemoryStore()
-    const before = await connect({store})
-    await untilGetsServed()
-    await before.client.close()
+    const store = await storedSession()
     const huge = 'e'.repeat(5000)
     await store.set(`mcp-resumable-http:${url}#stream:standalone`, {sessionId: 'session-1', lastEventId: huge})
     const after = await connect({store})
+    // The first process's standalone GET, then the next one's (a third would fail the assertion, not the wait).
     await until(() => mock.requests('GET').length >= 2)
 
     expect(mock.requests('GET').map((entry) => entry.lastEventId)).toEqual([undefined, undefined])

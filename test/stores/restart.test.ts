@@ -231,7 +231,7 @@ describe('a corrupt store', () => {
 
   it('a cursor record that cannot be read whole is discarded: no cursor is ever sent from it', async () => {
     const mock = useMock()
-    const store = await storedSession(new MemoryStore())
+    const store = await storedSession()
     await store.set(`mcp-resumable-http:${url}#stream:standalone`, {sessionId: 'session-1', lastEventId: 7})
     const after = await connect({store})
     await until(() => mock.requests('GET').length >= 2)

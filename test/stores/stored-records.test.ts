@@ -6,7 +6,7 @@ import {http} from 'msw'
 import {queryObjects} from 'node:v8'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue, type ResumptionStore} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
+import {connect, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {frame, sse} from '../fixtures/wire.ts'
 // Only to count its instances on the heap (a leak no public API shows).
 import {CoalescedWriter} from '../../src/persistence/coalesced-writer.ts'
@@ -15,15 +15,6 @@ const prefix = `mcp-resumable-http:${url}#`
 const sessionKey = `${prefix}session`
 const standaloneKey = `${prefix}stream:standalone`
 type Record = {[key: string]: JsonValue}
-
-/** A store left by a first process: session `session-1` of the mock, closed without ending it. */
-async function storedSession(): Promise<{store: MemoryStore; session: Record}> {
-  const store = new MemoryStore()
-  const first = await connect({store})
-  await untilGetsServed()
-  await first.transport.close()
-  return {store, session: (await store.get(sessionKey)) as Record}
-}
 
 /** `store` with some of its methods replaced. */
 function over(store: ResumptionStore, methods: Partial<ResumptionStore>): ResumptionStore {
@@ -69,7 +60,8 @@ describe('a stored session record, field by field', () => {
     ['no requestIdsReserved', without('requestIdsReserved'), undefined],
   ])('%s: %s', async (_what, change, reason) => {
     useMock()
-    const {store, session} = await storedSession()
+    const store = await storedSession()
+    const session = (await store.get(sessionKey)) as Record
     await store.set(sessionKey, change(session))
     const {client, transport, events} = await connect({store})
 
@@ -107,7 +99,7 @@ describe('a stored stream record, field by field', () => {
     ['a call with a numeric clientId and no name', {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'ping', clientId: 1}}, undefined],
   ])('%s: %s', async (_what, record, reason) => {
     const mock = useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     await store.set(standaloneKey, record)
     const {client, events} = await connect({store})
     await until(() => mock.requests('GET').length >= 2)
@@ -123,7 +115,7 @@ describe('a stored stream record, field by field', () => {
     ['one character more is discarded', 'e12345678', invalid(cursor(9))],
   ])('a cursor of %s', async (_what, lastEventId, reason) => {
     const mock = useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     await store.set(standaloneKey, {sessionId: 'session-1', lastEventId})
     const {client, events} = await connect({store, limits: {maxEventIdBytes: 8}})
     await until(() => mock.requests('GET').length >= 2)
@@ -135,7 +127,7 @@ describe('a stored stream record, field by field', () => {
 
   it('a record of another session is neither used nor discarded', async () => {
     const mock = useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     await store.set(standaloneKey, {sessionId: 'session-0', lastEventId: 'e1'})
     const {client, events} = await connect({store})
     await until(() => mock.requests('GET').length >= 2)
@@ -147,7 +139,7 @@ describe('a stored stream record, field by field', () => {
 
   it('a server request record whose message is no object is discarded with its reason', async () => {
     useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     const key = `${prefix}request:7`
     await store.set(key, {sessionId: 'session-1', message: 'ping'})
     const {client, events} = await connect({store})
@@ -158,7 +150,7 @@ describe('a stored stream record, field by field', () => {
 
   it('a key the store lists but no longer holds is skipped, not discarded', async () => {
     useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     const listing = over(store, {list: async (listed) => [...(await store.list(listed)), `${listed}gone`]})
     const {client, transport, events} = await connect({store: listing})
 
@@ -169,7 +161,7 @@ describe('a stored stream record, field by field', () => {
 
   it('a store whose list fails is reported once, under the prefix it listed, and the session goes on', async () => {
     useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     const failing = over(store, {list: () => Promise.reject(new Error('list is down'))})
     const {client, transport, events} = await connect({store: failing})
 
@@ -200,7 +192,7 @@ describe('the wire-ID bound of the era without sessions, as stored', () => {
 describe('what ending a session deletes', () => {
   it("its streams' and server requests' records and itself, and neither the wire-ID bound nor the journaled calls", async () => {
     useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     await store.set(`${prefix}wire-ids`, 3)
     await store.set(`${prefix}call:c1`, {callId: 'c1'})
     await store.set(`${prefix}request:7`, {sessionId: 'session-1', message: {jsonrpc: '2.0', id: 7, method: 'ping'}})
@@ -250,7 +242,7 @@ describe('what the records written hold', () => {
 describe('a slow store', () => {
   it('with storeTimeoutMs 2^31 (past what a timer can wait) has no deadline: a get that takes 30 ms is not given up', async () => {
     useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     const slow = over(store, {get: (key) => later(30, () => store.get(key))})
     const {client, transport, events} = await connect({store: slow, storeTimeoutMs: 2 ** 31})
 
@@ -261,7 +253,7 @@ describe('a slow store', () => {
 
   it('close() waits for the deletion of a discarded record that takes 30 ms', async () => {
     useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     await store.set(standaloneKey, {sessionId: 'session-1', lastEventId: ''})
     const slow = over(store, {delete: (key) => later(30, () => store.delete(key))})
     const {client, events} = await connect({store: slow})
@@ -278,7 +270,7 @@ describe('a stored retry', () => {
     ['that is none stays none', {}, {}],
   ])('%s: the record the stream writes next says so', async (_what, stored, written) => {
     const mock = useMock()
-    const {store} = await storedSession()
+    const store = await storedSession()
     await store.set(standaloneKey, {sessionId: 'session-1', lastEventId: 'e1', ...stored})
     const note = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
     const gets = interceptGets(mock, (get) => (get.lastEventId === 'e1' ? sse([frame('e2', note)], 'open') : undefined))
