@@ -4,7 +4,7 @@
  */
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
-import {http, HttpResponse} from 'msw'
+import {HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {
   isTransportError,
@@ -12,7 +12,7 @@ import {
   type ResumableHTTPClientTransportOptions,
   type TransportEvent,
 } from '../../src/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {answerResumes, connect, eventsOf, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {msUntil} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
@@ -22,20 +22,6 @@ afterEach(() => {
 })
 
 const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
-
-/** Answers every GET carrying Last-Event-ID with `reply(n)` (n from 1); plain GETs go to the mock. */
-function answerResumes(reply: (n: number) => Response): {lastEventId: string | null; sessionId: string | null}[] {
-  const resumes: {lastEventId: string | null; sessionId: string | null}[] = []
-  network.use(
-    http.get(url, ({request}) => {
-      const lastEventId = request.headers.get('last-event-id')
-      if (lastEventId === null) return undefined
-      resumes.push({lastEventId, sessionId: request.headers.get('mcp-session-id')})
-      return reply(resumes.length)
-    }),
-  )
-  return resumes
-}
 
 /** A transport without the Client, initialized with the mock (no standalone GET: no notifications/initialized). */
 async function driven(options: ResumableHTTPClientTransportOptions = {}) {
@@ -122,12 +108,14 @@ describe('a stream that breaks before any event ID', () => {
 })
 
 async function primingMovesTheCursor(priming: string): Promise<void> {
-  useMock()
+  const mock = useMock()
   const store = new RecordingStore()
   const {client, transport, errors} = await connect({store})
+  // The standalone GET served first: it is the mock's, not answerResumes' to pass on.
+  await untilGetsServed()
   const seen = tap(transport)
   const calls = answerToolCalls(() => sse([`retry: 1\n${priming}`], 'close'))
-  const resumes = answerResumes(() => sse([frame('e2', result(calls[0]!.id))]))
+  const resumes = answerResumes(mock, () => sse([frame('e2', result(calls[0]!.id))]))
   await client.callTool({name: 'echo'})
 
   expect(resumes).toEqual([{lastEventId: 'e1', sessionId: 'session-1'}])
@@ -183,11 +171,11 @@ describe('a stream that ends after its response', () => {
 describe('server close with retry', () => {
   it('closed after E_k with retry R: GET with Last-Event-ID E_k exactly R ms later, never a re-POST', async () => {
     const retryMs = 400
-    useMock()
+    const mock = useMock()
     const {transport, call, answerTo} = await driven()
     // One chunk, so that the stream closes as it opens: the `retry` wait counts from the close.
     const calls = answerToolCalls(() => sse([`retry: ${retryMs}\nid: e1\ndata: \n\n${frame('e2', note)}`]))
-    const resumes = answerResumes(() => sse([frame('e3', result(calls[0]!.id))]))
+    const resumes = answerResumes(mock, () => sse([frame('e3', result(calls[0]!.id))]))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     await call(7)
 
@@ -202,11 +190,12 @@ describe('server close with retry', () => {
 
 describe('no retry: backoff, attempts counted per stream', () => {
   it('the count resets when the cursor advances; with no progress the stream is given up after maxAttempts', async () => {
-    useMock()
+    const mock = useMock()
     const {client, transport, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}})
+    await untilGetsServed()
     const calls = answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
     // Three resumes each bring one new event and close; after that the server accepts and closes at once.
-    const resumes = answerResumes((n) => sse(n <= 3 ? [frame(`e${n + 1}`, note)] : [], 'close'))
+    const resumes = answerResumes(mock, (n) => sse(n <= 3 ? [frame(`e${n + 1}`, note)] : [], 'close'))
     const error = await failure(client.callTool({name: 'echo'}))
 
     expect(codeOf(error)).toBe('outcome-unknown')
@@ -220,10 +209,10 @@ describe('no retry: backoff, attempts counted per stream', () => {
 
   it('between failed attempts the delay grows by factor, capped by maxDelayMs', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0) // no jitter: exactly minDelayMs × factor^n
-    useMock()
+    const mock = useMock()
     const {transport, call, answerTo} = await driven({reconnect: {maxAttempts: 3, minDelayMs: 100, factor: 3, maxDelayMs: 250}})
     answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
-    const resumes = answerResumes(() => sse([], 'close'))
+    const resumes = answerResumes(mock, () => sse([], 'close'))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     await call(7)
 
@@ -238,10 +227,10 @@ describe('no retry: backoff, attempts counted per stream', () => {
 
   it('without retry, even the first resume after a drop waits for the backoff', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0)
-    useMock()
+    const mock = useMock()
     const {transport, call} = await driven({reconnect: {minDelayMs: 100, maxDelayMs: 1000}})
     answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
-    const resumes = answerResumes(() => sse([], 'open'))
+    const resumes = answerResumes(mock, () => sse([], 'open'))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     await call(7)
 

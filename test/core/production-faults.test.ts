@@ -7,7 +7,7 @@ import {UnauthorizedError} from '@modelcontextprotocol/sdk/client/auth.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {MemoryStore} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {answerResumes, connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {answerToolCalls, codeOf, failure} from '../fixtures/wire.ts'
 
 const withProgress = {onprogress: () => {}}
@@ -15,12 +15,11 @@ const withProgress = {onprogress: () => {}}
 describe('a resume answered "not now"', () => {
   it('keeps its cursor through 503 and 429, waits what Retry-After asks, and the call completes once', async () => {
     const mock = useMock()
-    const resumes: {lastEventId: string | undefined; at: number}[] = []
-    interceptGets(mock, (get) => {
-      if (get.lastEventId === undefined) return undefined
-      resumes.push({lastEventId: get.lastEventId, at: Date.now()})
-      if (resumes.length === 1) return new Response(null, {status: 503, headers: {'retry-after': '1'}})
-      if (resumes.length === 2) return new Response(null, {status: 429, headers: {'retry-after': '0'}})
+    const at: number[] = []
+    const resumes = answerResumes(mock, (n) => {
+      at.push(Date.now())
+      if (n === 1) return new Response(null, {status: 503, headers: {'retry-after': '1'}})
+      if (n === 2) return new Response(null, {status: 429, headers: {'retry-after': '0'}})
       return undefined
     })
     const {client, events} = await connect()
@@ -30,7 +29,7 @@ describe('a resume answered "not now"', () => {
     expect(result.content).toEqual([{type: 'text', text: 'done after 4 steps'}])
     expect(resumes).toHaveLength(3)
     expect(new Set(resumes.map((resume) => resume.lastEventId)).size).toBe(1)
-    expect(resumes[1]!.at - resumes[0]!.at).toBeGreaterThanOrEqual(950)
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950)
     expect(eventsOf(events, 'cursor-rejected')).toEqual([])
     expect(mock.executions).toEqual({slow: 1})
     expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
@@ -39,19 +38,14 @@ describe('a resume answered "not now"', () => {
 
   it('keeps its cursor through 409 (its stream still connected on a half-open server socket): resumed again with it, the call completes once', async () => {
     const mock = useMock()
-    const resumes: (string | undefined)[] = []
-    interceptGets(mock, (get) => {
-      if (get.lastEventId === undefined) return undefined
-      resumes.push(get.lastEventId)
-      return resumes.length <= 2 ? new Response(null, {status: 409}) : undefined
-    })
+    const resumes = answerResumes(mock, (n) => (n <= 2 ? new Response(null, {status: 409}) : undefined))
     const {client, events} = await connect({reconnect: {minDelayMs: 1, maxDelayMs: 5}})
     mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
     const result = await client.callTool({name: 'slow', arguments: {steps: 4}}, undefined, withProgress)
 
     expect(result.content).toEqual([{type: 'text', text: 'done after 4 steps'}])
     expect(resumes).toHaveLength(3)
-    expect(new Set(resumes).size).toBe(1)
+    expect(new Set(resumes.map((resume) => resume.lastEventId)).size).toBe(1)
     expect(eventsOf(events, 'cursor-rejected')).toEqual([])
     expect(mock.executions).toEqual({slow: 1})
     await client.close()
@@ -65,18 +59,17 @@ describe('a resume answered "not now"', () => {
     ['a fraction, which is no number of seconds (RFC 9110 delay-seconds are digits)', () => '1.5', 0],
   ])('waits what a Retry-After of %s asks for, cut to limits.maxRetryMs, before resuming again', async (_what, header, waited) => {
     const mock = useMock()
-    const resumes: number[] = []
-    interceptGets(mock, (get) => {
-      if (get.lastEventId === undefined) return undefined
-      resumes.push(Date.now())
-      return resumes.length === 1 ? new Response(null, {status: 503, headers: {'retry-after': header()}}) : undefined
+    const at: number[] = []
+    const resumes = answerResumes(mock, (n) => {
+      at.push(Date.now())
+      return n === 1 ? new Response(null, {status: 503, headers: {'retry-after': header()}}) : undefined
     })
     const {client} = await connect({limits: {maxRetryMs: 300}, reconnect: {minDelayMs: 1, maxDelayMs: 2}})
     mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
     await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, withProgress)
 
     expect(resumes).toHaveLength(2)
-    const gap = resumes[1]! - resumes[0]!
+    const gap = at[1]! - at[0]!
     expect(gap).toBeGreaterThanOrEqual(waited - 20)
     // Without a wait asked for, the next attempt is the 1 to 2 ms backoff, well under the cap (however busy the machine).
     if (waited === 0) expect(gap).toBeLessThan(250)

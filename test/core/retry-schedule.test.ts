@@ -7,7 +7,7 @@
  */
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import type {JsonRpcId, ResumableHTTPClientTransportOptions} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, until, useMock, type GetAnswer, type Harness} from '../fixtures/harness.ts'
+import {answerResumes, connect, eventsOf, interceptGets, until, useMock, type Harness} from '../fixtures/harness.ts'
 import {msUntil, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, encoder, eventStream, frame, result, sse} from '../fixtures/wire.ts'
 
@@ -49,10 +49,8 @@ interface BrokenCall extends Harness {
 async function brokenCall(reconnect: NonNullable<ResumableHTTPClientTransportOptions['reconnect']>, resume: (n: number, wireId: JsonRpcId) => Response): Promise<BrokenCall> {
   vi.spyOn(Math, 'random').mockReturnValue(0)
   const mock = useMock()
-  let resumes = 0
   // A resume comes only once the POST was answered: by then `posts` holds the call.
-  const answer: GetAnswer = (get) => (get.lastEventId === undefined ? undefined : resume(++resumes, posts[0]!.id))
-  interceptGets(mock, answer)
+  const resumes = answerResumes(mock, (n) => resume(n, posts[0]!.id))
   const harness = await connect({reconnect})
   await until(() => mock.requests('GET').length === 1)
   vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance']})
@@ -66,7 +64,7 @@ async function brokenCall(reconnect: NonNullable<ResumableHTTPClientTransportOpt
   const broke = (): boolean => eventsOf(harness.events, 'reconnect-failed').some((event) => event.stream === 'request' && event.attempt === 0)
   return {
     ...harness,
-    resumes: () => resumes,
+    resumes: () => resumes.length,
     posts: () => posts.length,
     outcome: () => outcome,
     untilSettled: async (limit) => {

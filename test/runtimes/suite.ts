@@ -6,16 +6,16 @@
  * (`bun.runtime.ts`, `deno.runtime.ts`, `node.runtime.ts`) hands it its runner and what differs between runtimes.
  */
 import assert from 'node:assert/strict'
-import {spawn, type ChildProcess} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
 import {mkdir, mkdtemp, rm} from 'node:fs/promises'
 import {join} from 'node:path'
-import {createInterface} from 'node:readline'
 import {fileURLToPath} from 'node:url'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import type {HttpHandler} from 'msw'
 import {MemoryStore, ResumableHTTPClientTransport, type ResumableHTTPClientTransportOptions, type TransportEvent} from 'mcp-resumable-http'
 import {createMockMcpServer} from 'mcp-resumable-http/testing'
 import {createReferenceServer, listen, type Listening, type ReferenceServer} from 'mcp-resumable-http/testing/node'
+import {runJsonLines, type JsonLine} from '../fixtures/child-process.ts'
 
 /** What a part of the suite needs of the system. Deno grants each part these and nothing more (docs/runtimes.md). */
 export interface Needs {
@@ -84,19 +84,10 @@ const resumptions = (events: TransportEvent[]) =>
   events.filter((event): event is Extract<TransportEvent, {type: 'reconnect'}> => event.type === 'reconnect' && event.stream === 'request')
 
 /** A process of this runtime running the restart client; each printed line goes to `onLine` until it says stop. */
-function runClient(runtime: Runtime, children: ChildProcess[], args: string[], onLine: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
-  const [command, ...rest] = runtime.command(restartClient, [dist, ...args])
-  const child = spawn(command, rest, {stdio: ['ignore', 'pipe', 'inherit']})
+function runClient(runtime: Runtime, children: ChildProcess[], args: string[], onLine: (line: JsonLine) => boolean): Promise<JsonLine> {
+  const {child, line} = runJsonLines(runtime.command(restartClient, [dist, ...args]), `the client process (${args.at(-1)!})`, onLine)
   children.push(child)
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code, signal) => reject(new Error(`the client process (${args.at(-1)!}) exited early: ${String(code ?? signal)}`)))
-    createInterface({input: child.stdout}).on('line', (text) => {
-      const line = JSON.parse(text) as Record<string, unknown>
-      if (!onLine(line)) return
-      child.removeAllListeners('exit')
-      resolve(line)
-    })
-  })
+  return line
 }
 
 function exited(child: ChildProcess): Promise<void> {

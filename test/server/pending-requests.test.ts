@@ -18,6 +18,8 @@ interface Stack extends ServerStack {
 }
 
 const stackOf = useServerStacks()
+/** The Client's first reconnect delay, in ms (its longest: twice that). */
+const reconnectMs = 20
 
 const isAttach = (chunk: string): boolean => /^GET /.test(chunk) && !/last-event-id/i.test(chunk)
 
@@ -32,10 +34,11 @@ const beforeEventWith =
 /**
  * The server, a proxy, and a Client on `kind` whose sampling handler holds every request until `answer()`. The
  * Client's first standalone stream is cut before the notification `cut-standalone` (`server.notify`) reaches it:
- * a stream that never carried an event ID, which a client attaches again without `Last-Event-ID`.
+ * a stream that never carried an event ID, which a client attaches again without `Last-Event-ID`. The Client
+ * reconnects {@link reconnectMs} apart, up to twice that, and fetches through `recordingFetch` (useServerStacks).
  */
 async function start(flavour: Flavour, kind: Kind, reemit: PendingRequestsOptions | false, options: Partial<TestServerOptions> = {}): Promise<Stack> {
-  const stack = await stackOf(kind, {flavour, store: 'resumable', reemit, ...options}, {request: isAttach, at: beforeEventWith('cut-standalone')})
+  const stack = await stackOf(kind, {flavour, store: 'resumable', reemit, ...options}, {request: isAttach, at: beforeEventWith('cut-standalone')}, reconnectMs)
   const {server, peer} = stack
   const held: string[] = []
   const waiting: (() => void)[] = []

@@ -9,6 +9,7 @@ import {fork, type ChildProcess} from 'node:child_process'
 import {createServer} from 'node:net'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import type {EventStoreMetrics, PendingRequestsMetrics} from '../../src/server.ts'
+import {stripTypes} from '../fixtures/child-process.ts'
 import {callTool, connectPeer, duplicates, until, type Kind, type Peer} from '../fixtures/interop.ts'
 import {requireRedis, startRedis, type RunningRedis} from '../fixtures/redis-server.ts'
 import {afterEventWith, startTcpProxy, type TcpProxy} from '../fixtures/tcp-proxy.ts'
@@ -35,9 +36,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
-
-/** Node runs the fixture's TypeScript itself: unflagged from 22.18, behind a flag on the floor's 22.12. */
-const stripTypes = (process.features as {typescript?: unknown}).typescript === undefined || (process.features as {typescript?: unknown}).typescript === false ? ['--experimental-strip-types'] : []
 
 async function startChild(port: number, flavour: string): Promise<Child> {
   const child = fork('test/fixtures/restartable-server.ts', [redis!.url, String(port), flavour], {execArgv: [...stripTypes, '--no-warnings'], stdio: ['ignore', 'inherit', 'inherit', 'ipc']})

@@ -2,14 +2,14 @@
  * Issue 3: a Node agent killed mid-call (SIGKILL, no cleanup) restarts on the same FileStore and resumes:
  * the session from the file, the tool's stream from its stored cursor; the tool ran once.
  */
-import {execFile, spawn, type ChildProcess} from 'node:child_process'
+import {execFile, type ChildProcess} from 'node:child_process'
 import {mkdir, mkdtemp, rm} from 'node:fs/promises'
 import {join, resolve as absolute} from 'node:path'
-import {createInterface} from 'node:readline'
 import {promisify} from 'node:util'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {createReferenceServer} from '../../src/testing/index.ts'
 import {listen, type Listening} from '../../src/testing/node.ts'
+import {runJsonLines, type JsonLine} from '../fixtures/child-process.ts'
 
 let directory: string
 let server: Listening | undefined
@@ -30,23 +30,10 @@ afterAll(async () => {
 })
 
 /** Starts a client process; resolves each printed line to `onLine` until it returns true. */
-function runClient(url: string, phase: 'call' | 'resume', onLine: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
-  const child = spawn(process.execPath, ['test/fixtures/restart-client.mjs', absolute(directory, 'dist'), url, join(directory, 'store.json'), phase], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+function runClient(url: string, phase: 'call' | 'resume', onLine: (line: JsonLine) => boolean): Promise<JsonLine> {
+  const {child, line} = runJsonLines([process.execPath, 'test/fixtures/restart-client.mjs', absolute(directory, 'dist'), url, join(directory, 'store.json'), phase], `client (${phase})`, onLine)
   children.push(child)
-  return new Promise((resolve, reject) => {
-    child.on('exit', (code, signal) => {
-      reject(new Error(`client (${phase}) exited early: ${String(code ?? signal)}`))
-    })
-    createInterface({input: child.stdout}).on('line', (text) => {
-      const line = JSON.parse(text) as Record<string, unknown>
-      if (onLine(line)) {
-        child.removeAllListeners('exit')
-        resolve(line)
-      }
-    })
-  })
+  return line
 }
 
 describe('FileStore: crash and restart', () => {
