@@ -43,7 +43,7 @@ export function handlersFor(server: RequestHandler, options: EndpointOptions = {
  * standalone GET stream) would leave the client's `fetch` pending. An empty first chunk sends them at once, as a
  * real server flushes them (`listen` does), and puts no byte on the wire.
  */
-function headersAtOnce(response: Response): Response {
+export function headersAtOnce(response: Response): Response {
   if (response.body === null) return response
   const flush = new TransformStream<Uint8Array, Uint8Array>({start: (controller) => controller.enqueue(new Uint8Array(0))})
   return new Response(response.body.pipeThrough(flush), {status: response.status, statusText: response.statusText, headers: response.headers})

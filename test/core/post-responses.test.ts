@@ -12,7 +12,7 @@ import {
   type ResumableHTTPClientTransportOptions,
   type TransportEvent,
 } from '../../src/index.ts'
-import {answerResumes, connect, eventsOf, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
+import {answerResumes, connect, eventsOf, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {msUntil} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, failure, frame, result, sse, tap} from '../fixtures/wire.ts'
@@ -111,8 +111,6 @@ async function primingMovesTheCursor(priming: string): Promise<void> {
   const mock = useMock()
   const store = new RecordingStore()
   const {client, transport, errors} = await connect({store})
-  // The standalone GET served first: it is the mock's, not answerResumes' to pass on.
-  await untilGetsServed()
   const seen = tap(transport)
   const calls = answerToolCalls(() => sse([`retry: 1\n${priming}`], 'close'))
   const resumes = answerResumes(mock, () => sse([frame('e2', result(calls[0]!.id))]))
@@ -192,7 +190,6 @@ describe('no retry: backoff, attempts counted per stream', () => {
   it('the count resets when the cursor advances; with no progress the stream is given up after maxAttempts', async () => {
     const mock = useMock()
     const {client, transport, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}})
-    await untilGetsServed()
     const calls = answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
     // Three resumes each bring one new event and close; after that the server accepts and closes at once.
     const resumes = answerResumes(mock, (n) => sse(n <= 3 ? [frame(`e${n + 1}`, note)] : [], 'close'))
