@@ -5,43 +5,135 @@ import tseslint from 'typescript-eslint'
 const nodeBuiltins = {group: ['node:*'], message: 'No Node built-ins in the core.'}
 const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependency of ./testing only.'}
 // The testing kit checks the transport: it reaches the core only through its public entry point.
-const coreInternals = {group: ['../*', '!../index.ts'], message: 'src/testing imports the core only through ../index.ts.'}
+const coreInternals = {
+  group: ['../*', '!../index.ts'],
+  message: 'src/testing imports the core only through ../index.ts.',
+}
 
 // The layers of the core, from the top down (docs/design.md#layout): a folder imports only from the layers below it,
 // and from the vocabulary at the root (options.ts, errors.ts, events.ts); nothing imports the transport or an entry point.
-const entryPoints = ['./src/index.ts', './src/node.ts', './src/idb.ts', './src/journal.ts', './src/redis.ts', './src/cloudflare.ts', './src/server.ts']
+const entryPoints = [
+  './src/index.ts',
+  './src/node.ts',
+  './src/idb.ts',
+  './src/journal.ts',
+  './src/redis.ts',
+  './src/cloudflare.ts',
+  './src/server.ts',
+]
 // The server half (./server, ./server/redis) stands apart: it imports nothing of the client core, nor the core of it.
-const clientCore = ['./src/transport.ts', './src/options.ts', './src/errors.ts', './src/events.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery', './src/modern', './src/wire', './src/policy', './src/testing']
+const clientCore = [
+  './src/transport.ts',
+  './src/options.ts',
+  './src/errors.ts',
+  './src/events.ts',
+  './src/session',
+  './src/calls',
+  './src/streams',
+  './src/persistence',
+  './src/delivery',
+  './src/modern',
+  './src/wire',
+  './src/policy',
+  './src/testing',
+]
 const layers = [
   ['session', ['./src/transport.ts']],
   ['calls', ['./src/transport.ts', './src/session']],
   ['streams', ['./src/transport.ts', './src/session', './src/calls']],
   ['persistence', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/delivery']],
   ['delivery', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence']],
-  ['modern', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery']],
-  ['wire', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery', './src/modern']],
-  ['policy', ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery', './src/modern', './src/wire']],
+  [
+    'modern',
+    ['./src/transport.ts', './src/session', './src/calls', './src/streams', './src/persistence', './src/delivery'],
+  ],
+  [
+    'wire',
+    [
+      './src/transport.ts',
+      './src/session',
+      './src/calls',
+      './src/streams',
+      './src/persistence',
+      './src/delivery',
+      './src/modern',
+    ],
+  ],
+  [
+    'policy',
+    [
+      './src/transport.ts',
+      './src/session',
+      './src/calls',
+      './src/streams',
+      './src/persistence',
+      './src/delivery',
+      './src/modern',
+      './src/wire',
+    ],
+  ],
 ].flatMap(([folder, above]) => [
-  {target: `./src/${folder}`, from: above, message: `src/${folder}/ sits below what it imports here (docs/design.md#layout).`},
+  {
+    target: `./src/${folder}`,
+    from: above,
+    message: `src/${folder}/ sits below what it imports here (docs/design.md#layout).`,
+  },
   {target: `./src/${folder}`, from: entryPoints, message: 'The core never imports an entry point.'},
-  {target: `./src/${folder}`, from: './src/server', message: 'The client core never imports the server half (docs/server.md).'},
+  {
+    target: `./src/${folder}`,
+    from: './src/server',
+    message: 'The client core never imports the server half (docs/server.md).',
+  },
 ])
 const serverZones = [
-  {target: './src/server', from: [...clientCore, ...entryPoints], message: 'src/server/ imports nothing of the client core (docs/server.md).'},
-  {target: './src/server.ts', from: clientCore, message: 'src/server.ts exports the server half only (docs/server.md).'},
   {
-    target: [...clientCore.filter((path) => path.endsWith('.ts') || path === './src/testing'), ...entryPoints.filter((path) => path !== './src/server.ts')],
+    target: './src/server',
+    from: [...clientCore, ...entryPoints],
+    message: 'src/server/ imports nothing of the client core (docs/server.md).',
+  },
+  {
+    target: './src/server.ts',
+    from: clientCore,
+    message: 'src/server.ts exports the server half only (docs/server.md).',
+  },
+  {
+    target: [
+      ...clientCore.filter((path) => path.endsWith('.ts') || path === './src/testing'),
+      ...entryPoints.filter((path) => path !== './src/server.ts'),
+    ],
     from: ['./src/server', './src/server.ts'],
     message: 'The client never imports the server half (docs/server.md).',
   },
 ]
 
 export default defineConfig(
-  {ignores: ['**/dist/**', 'node_modules/**', 'bench/**', 'coverage/**', '.demo/**', '.playground/**', '.soak/**', '.test-build/**', 'docs/api/**', 'test/package/consumer/**', 'eslint.config.js', 'stryker.config.mjs', 'stryker.ci.config.mjs', '.tools/**', '.stryker-tmp/**', 'reports/**']},
+  {
+    ignores: [
+      '**/dist/**',
+      'node_modules/**',
+      'bench/**',
+      'coverage/**',
+      '.demo/**',
+      '.playground/**',
+      '.soak/**',
+      '.test-build/**',
+      'docs/api/**',
+      'test/package/consumer/**',
+      'eslint.config.js',
+      'stryker.config.mjs',
+      'stryker.ci.config.mjs',
+      '.tools/**',
+      '.stryker-tmp/**',
+      'reports/**',
+    ],
+  },
   tseslint.configs.strictTypeChecked,
   {
     languageOptions: {
-      parserOptions: {project: ['./tsconfig.test.json', './examples/mv3-extension/tsconfig.json'], tsconfigRootDir: import.meta.dirname},
+      parserOptions: {
+        project: ['./tsconfig.test.json', './examples/mv3-extension/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       // Every background promise is tracked or explicitly voided (SDK anti-pattern A2).
@@ -58,21 +150,41 @@ export default defineConfig(
     files: ['src/**/*.ts'],
     plugins: {'import-x': importX},
     settings: {'import-x/resolver-next': [createNodeResolver({extensions: ['.ts', '.js']})]},
-    rules: {'import-x/no-cycle': 'error', 'import-x/no-restricted-paths': ['error', {zones: [...layers, ...serverZones], basePath: import.meta.dirname}]},
+    rules: {
+      'import-x/no-cycle': 'error',
+      'import-x/no-restricted-paths': ['error', {zones: [...layers, ...serverZones], basePath: import.meta.dirname}],
+    },
   },
   {
     files: ['src/**/*.ts'],
     // The ./node and ./redis entry points and what they alone import.
-    ignores: ['src/node.ts', 'src/persistence/file-store.ts', 'src/persistence/file-lock.ts', 'src/persistence/atomic-file.ts', 'src/persistence/journal.ts', 'src/persistence/file-leases.ts', 'src/redis.ts', 'src/persistence/redis-store.ts'],
+    ignores: [
+      'src/node.ts',
+      'src/persistence/file-store.ts',
+      'src/persistence/file-lock.ts',
+      'src/persistence/atomic-file.ts',
+      'src/persistence/journal.ts',
+      'src/persistence/file-leases.ts',
+      'src/redis.ts',
+      'src/persistence/redis-store.ts',
+    ],
     rules: {
       // The core runs in browsers: Node built-ins belong in ./node only.
       'no-restricted-imports': ['error', {patterns: [nodeBuiltins, msw]}],
       // file-store.ts references the Node types, which makes these globals type-check anywhere in src.
       'no-restricted-globals': [
         'error',
-        ...['process', 'Buffer', 'global', 'require', 'module', '__dirname', '__filename', 'setImmediate', 'clearImmediate'].map(
-          (name) => ({name, message: 'No Node globals in the core.'}),
-        ),
+        ...[
+          'process',
+          'Buffer',
+          'global',
+          'require',
+          'module',
+          '__dirname',
+          '__filename',
+          'setImmediate',
+          'clearImmediate',
+        ].map((name) => ({name, message: 'No Node globals in the core.'})),
       ],
     },
   },
@@ -82,7 +194,14 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': [
         'error',
-        {patterns: [{regex: String.raw`^\.\./src/(?!(index|node|testing/node)\.ts$)`, message: 'The soak uses the public API only.'}]},
+        {
+          patterns: [
+            {
+              regex: String.raw`^\.\./src/(?!(index|node|testing/node)\.ts$)`,
+              message: 'The soak uses the public API only.',
+            },
+          ],
+        },
       ],
     },
   },

@@ -10,29 +10,32 @@ import base from './vitest.config.ts'
  * check the same records), the layout test (it reads the sources, which Stryker rewrites), and whatever builds
  * the package, runs the docs or the demo, or drives Chromium.
  */
-export default mergeConfig(base, defineConfig({
-  test: {
-    exclude: [
-      'test/e2e/**',
-      'test/testing-kit/**',
-      'test/interop/sdk-server.test.ts',
-      'test/interop/conformance.test.ts',
-      'test/interop/conformance-auth.test.ts',
-      'test/interop/conformance-eras.test.ts',
-      'test/core/scale.test.ts',
-      'test/core/layout.test.ts',
-      'test/stores/file-store-crash.test.ts',
-      'test/package/**',
-      'test/docs/**',
-      'test/security/browser-redirects.test.ts',
-      '**/node_modules/**',
-    ],
-    // One worker for every file of a mutant's run instead of one per file: the SDK, msw and zod are imported
-    // once per run. The setup file resets the project's own modules before each file, as isolation would.
-    isolate: false,
-    setupFiles: ['test/fixtures/stryker-isolation.ts'],
-    // A mutant that hangs a test fails it within 5 s (a killed mutant); tests that need longer say so themselves.
-    testTimeout: 5_000,
-    hookTimeout: 5_000,
-  },
-}))
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      exclude: [
+        'test/e2e/**',
+        'test/testing-kit/**',
+        'test/interop/sdk-server.test.ts',
+        'test/interop/conformance.test.ts',
+        'test/interop/conformance-auth.test.ts',
+        'test/interop/conformance-eras.test.ts',
+        'test/core/scale.test.ts',
+        'test/core/layout.test.ts',
+        'test/stores/file-store-crash.test.ts',
+        'test/package/**',
+        'test/docs/**',
+        'test/security/browser-redirects.test.ts',
+        '**/node_modules/**',
+      ],
+      // One worker for every file of a mutant's run instead of one per file: the SDK, msw and zod are imported
+      // once per run. The setup file resets the project's own modules before each file, as isolation would.
+      isolate: false,
+      setupFiles: ['test/fixtures/stryker-isolation.ts'],
+      // A mutant that hangs a test fails it within 5 s (a killed mutant); tests that need longer say so themselves.
+      testTimeout: 5_000,
+      hookTimeout: 5_000,
+    },
+  }),
+)

@@ -103,7 +103,11 @@ export async function createSdk(url) {
 
 /** A POST as a bare client sends it: the protocol's headers and nothing else. */
 function postMessage(url, body, sessionId) {
-  const headers = {accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': protocolVersion}
+  const headers = {
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-protocol-version': protocolVersion,
+  }
   if (sessionId !== undefined) headers['mcp-session-id'] = sessionId
   return fetch(url, {method: 'POST', headers, body: JSON.stringify(body)})
 }
@@ -154,7 +158,12 @@ export async function createRaw(url) {
     async echo() {
       const id = nextId++
       const start = performance.now()
-      const response = await post({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo', arguments: {text: 'hi'}}})
+      const response = await post({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: {name: 'echo', arguments: {text: 'hi'}},
+      })
       const message = await response.json()
       if (message.id !== id) throw new Error('raw: echo answered with the wrong id')
       return performance.now() - start

@@ -51,8 +51,14 @@ export class CountingStore {
       if (version !== this.#lastVersion) this.diskBytes += Number(stat.size)
       this.#lastVersion = version
     }
-    const journal = statSync(`${this.#file}.journal`, {bigint: true, throwIfNoEntry: false}) ?? {ino: undefined, size: 0n}
-    const grown = journal.ino === this.#journal.ino && journal.size >= this.#journal.size ? journal.size - this.#journal.size : journal.size
+    const journal = statSync(`${this.#file}.journal`, {bigint: true, throwIfNoEntry: false}) ?? {
+      ino: undefined,
+      size: 0n,
+    }
+    const grown =
+      journal.ino === this.#journal.ino && journal.size >= this.#journal.size
+        ? journal.size - this.#journal.size
+        : journal.size
     this.diskBytes += Number(grown)
     this.#journal = {ino: journal.ino, size: journal.size}
   }

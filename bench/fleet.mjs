@@ -32,15 +32,36 @@ export async function fleetSection(serverUrl, {quick, rounds, streamEvents, echo
   const redis = await startRedis()
   try {
     const failover = await failoverFigures(redis, quick ? [500, 1000] : [500, 1000, 2000], quick ? 1 : 3)
-    const store = await storeFigures(serverUrl, redis, {rounds, streamEvents: Math.min(streamEvents, 50_000), echoRequests: Math.min(echoRequests, 1000)})
+    const store = await storeFigures(serverUrl, redis, {
+      rounds,
+      streamEvents: Math.min(streamEvents, 50_000),
+      echoRequests: Math.min(echoRequests, 1000),
+    })
     const figures = [
-      {name: 'failover (kill → stream resumed elsewhere) / lease TTL, worst', value: Math.max(...failover.map((f) => f.worstOverTtl)), target: 1.5, better: 'lower'},
-      {name: 'stream throughput, RedisStore (strict) / MemoryStore', value: store.streamRatio, target: 0.8, better: 'higher'},
-      {name: 'request round trip, RedisStore / MemoryStore (median)', value: store.echoRatio, target: 1.3, better: 'lower'},
+      {
+        name: 'failover (kill → stream resumed elsewhere) / lease TTL, worst',
+        value: Math.max(...failover.map((f) => f.worstOverTtl)),
+        target: 1.5,
+        better: 'lower',
+      },
+      {
+        name: 'stream throughput, RedisStore (strict) / MemoryStore',
+        value: store.streamRatio,
+        target: 0.8,
+        better: 'higher',
+      },
+      {
+        name: 'request round trip, RedisStore / MemoryStore (median)',
+        value: store.echoRatio,
+        target: 1.3,
+        better: 'lower',
+      },
     ]
     for (const {name, value, target, better} of figures) {
       const result = verdict((v) => (better === 'lower' ? v <= target : v >= target), value)
-      console.log(`  ${name.padEnd(66)} ${value.toFixed(2)}  target ${better === 'lower' ? '≤' : '≥'} ${target}  ${result}`)
+      console.log(
+        `  ${name.padEnd(66)} ${value.toFixed(2)}  target ${better === 'lower' ? '≤' : '≥'} ${target}  ${result}`,
+      )
       if (result === 'FAIL') missed.push(`${name}: ${value.toFixed(2)}`)
     }
     console.log()
@@ -51,10 +72,16 @@ export async function fleetSection(serverUrl, {quick, rounds, streamEvents, echo
 }
 
 async function failoverFigures(redis, ttls, runs) {
-  console.log(`failover: owner killed mid-call, a standby (ownership 'wait') resumes; lease TTLs ${ttls.join(', ')} ms, ${runs} run(s) each`)
+  console.log(
+    `failover: owner killed mid-call, a standby (ownership 'wait') resumes; lease TTLs ${ttls.join(', ')} ms, ${runs} run(s) each`,
+  )
   // The worker's job: the slow tool, 20 progress notifications 50 ms apart.
   const slow = builtinTools().find((tool) => tool.name === 'slow')
-  const job = {...slow, name: 'job', handler: (args, context) => slow.handler({steps: 20, delayMs: 50, ...args}, context)}
+  const job = {
+    ...slow,
+    name: 'job',
+    handler: (args, context) => slow.handler({steps: 20, delayMs: 50, ...args}, context),
+  }
   const server = createReferenceServer({tools: [...builtinTools(), job]})
   const listening = await listen(server)
   const figures = []
@@ -65,8 +92,15 @@ async function failoverFigures(redis, ttls, runs) {
         await redis.client.flushAll()
         times.push(await failoverOnce(listening.url, redis.url, ttl))
       }
-      const figure = {leaseTtlMs: ttl, failoverMs: times, medianMs: median(times), worstOverTtl: round(Math.max(...times) / ttl, 3)}
-      console.log(`  TTL ${String(ttl).padStart(5)} ms   failover ${times.map((t) => `${t} ms`).join(', ')}   worst/TTL ${figure.worstOverTtl.toFixed(2)}`)
+      const figure = {
+        leaseTtlMs: ttl,
+        failoverMs: times,
+        medianMs: median(times),
+        worstOverTtl: round(Math.max(...times) / ttl, 3),
+      }
+      console.log(
+        `  TTL ${String(ttl).padStart(5)} ms   failover ${times.map((t) => `${t} ms`).join(', ')}   worst/TTL ${figure.worstOverTtl.toFixed(2)}`,
+      )
       figures.push(figure)
     }
   } finally {
@@ -78,9 +112,13 @@ async function failoverFigures(redis, ttls, runs) {
 /** One owner, one standby: resolves the milliseconds from the owner's SIGKILL to the standby's stream resumption. */
 async function failoverOnce(url, redisUrl, ttl) {
   const start = (name, ownership) => {
-    const child = fork(here('../test/fixtures/fleet-worker.mjs'), [here('../dist'), url, 'redis', redisUrl, name, ownership, String(ttl), 'answer'], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    })
+    const child = fork(
+      here('../test/fixtures/fleet-worker.mjs'),
+      [here('../dist'), url, 'redis', redisUrl, name, ownership, String(ttl), 'answer'],
+      {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      },
+    )
     const reports = []
     child.on('message', (message) => reports.push(message))
     const next = async (match) => {
@@ -88,7 +126,8 @@ async function failoverOnce(url, redisUrl, ttl) {
       for (;;) {
         const found = reports.find(match)
         if (found !== undefined) return found
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`worker ${name}: ${JSON.stringify(reports)}`)
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(`worker ${name}: ${JSON.stringify(reports)}`)
         await pause(5)
       }
     }
@@ -116,7 +155,9 @@ async function failoverOnce(url, redisUrl, ttl) {
 }
 
 async function storeFigures(serverUrl, redis, {rounds, streamEvents, echoRequests}) {
-  console.log(`RedisStore / MemoryStore: ${streamEvents} events per stream and ${echoRequests} sequential requests, 1 warm-up + ${rounds} rounds`)
+  console.log(
+    `RedisStore / MemoryStore: ${streamEvents} events per stream and ${echoRequests} sequential requests, 1 warm-up + ${rounds} rounds`,
+  )
   const rates = {memory: [], redis: []}
   const echoes = {memory: [], redis: []}
   // Redis commands sent per event and per call: what the store costs, whatever the noise of a shared machine.
@@ -143,10 +184,20 @@ async function storeFigures(serverUrl, redis, {rounds, streamEvents, echoRequest
   }
   const streamRatio = round(median(rates.redis) / median(rates.memory), 3)
   const echoRatio = round(median(echoes.redis) / median(echoes.memory), 3)
-  const line = (name) => `${Math.round(median(rates[name])).toLocaleString('en-US')} events/s, round trip ${(median(echoes[name]) * 1000).toFixed(0)} µs`
+  const line = (name) =>
+    `${Math.round(median(rates[name])).toLocaleString('en-US')} events/s, round trip ${(median(echoes[name]) * 1000).toFixed(0)} µs`
   console.log(`  MemoryStore  ${line('memory')}\n  RedisStore   ${line('redis')}`)
-  console.log(`  Redis commands: ${commands.stream.toFixed(4)} per stream event, ${commands.echo.toFixed(4)} per plain call`)
-  return {streamRatio, echoRatio, commandsPerEvent: commands.stream, commandsPerCall: commands.echo, eventsPerSecond: {memory: median(rates.memory), redis: median(rates.redis)}, roundTripMs: {memory: median(echoes.memory), redis: median(echoes.redis)}}
+  console.log(
+    `  Redis commands: ${commands.stream.toFixed(4)} per stream event, ${commands.echo.toFixed(4)} per plain call`,
+  )
+  return {
+    streamRatio,
+    echoRatio,
+    commandsPerEvent: commands.stream,
+    commandsPerCall: commands.echo,
+    eventsPerSecond: {memory: median(rates.memory), redis: median(rates.redis)},
+    roundTripMs: {memory: median(echoes.memory), redis: median(echoes.redis)},
+  }
 }
 
 async function startRedis() {
@@ -158,7 +209,11 @@ async function startRedis() {
       probe.close(() => resolve(free))
     })
   })
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], {stdio: 'ignore'})
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    {stdio: 'ignore'},
+  )
   const url = `redis://127.0.0.1:${port}`
   let client
   for (let attempt = 0; client === undefined; attempt++) {

@@ -27,7 +27,12 @@ export class FloorTransport {
     const headers = {accept, 'content-type': 'application/json'}
     if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId
     if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion
-    const response = await fetch(this.#url, {method: 'POST', headers, body: JSON.stringify(message), signal: this.#closing.signal})
+    const response = await fetch(this.#url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(message),
+      signal: this.#closing.signal,
+    })
     this.#sessionId = response.headers.get('mcp-session-id') ?? this.#sessionId
     if (!response.ok) throw new Error(`floor transport: HTTP ${response.status}`)
     if (response.status === 202 || response.body === null) return

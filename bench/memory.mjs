@@ -23,14 +23,24 @@ export function memoryScenarios(quick) {
 }
 
 export async function memorySection(quick, missed, names = ['ids', 'pings', 'event']) {
-  console.log('memory: RSS above the baseline after connect, right after a full GC at its highest (retained), against its bound')
+  console.log(
+    'memory: RSS above the baseline after connect, right after a full GC at its highest (retained), against its bound',
+  )
   const results = {}
   for (const scenario of memoryScenarios(quick).filter(({name}) => names.includes(name))) {
     const server = await startMemoryServer(scenario)
     try {
       const figures = await runClient(scenario, server.url)
       const [retainedMb, peakMb, afterMb] = [figures.retained, figures.peak, figures.after].map((bytes) => bytes / MB)
-      results[scenario.name] = {what: scenario.what, retainedMb, peakMb, afterMb, boundMb: memoryBoundMb, answers: server.answers(), ...figures.extra}
+      results[scenario.name] = {
+        what: scenario.what,
+        retainedMb,
+        peakMb,
+        afterMb,
+        boundMb: memoryBoundMb,
+        answers: server.answers(),
+        ...figures.extra,
+      }
       const ok = retainedMb <= memoryBoundMb
       if (!ok) missed.push(`memory ${scenario.name}: ${fmt(retainedMb)} MB retained > ${memoryBoundMb} MB`)
       const figuresText = `retained ${fmt(retainedMb).padStart(4)} MB (bound ${memoryBoundMb} MB) ${ok ? 'ok' : 'MISSED'}; with garbage ${fmt(peakMb).padStart(4)} MB, at the end ${fmt(afterMb).padStart(3)} MB`
@@ -43,7 +53,11 @@ export async function memorySection(quick, missed, names = ['ids', 'pings', 'eve
 }
 
 function runClient(scenario, url) {
-  return measuredClient('./memory-client.mjs', [scenario.name, url, String(scenario.count)], `memory client ${scenario.name}`)
+  return measuredClient(
+    './memory-client.mjs',
+    [scenario.name, url, String(scenario.count)],
+    `memory client ${scenario.name}`,
+  )
 }
 
 /** Runs the bench client `script` with `args` in a process of its own, with --expose-gc: the figures it sends. */
@@ -56,7 +70,9 @@ export function measuredClient(script, args, name) {
     let figures
     child.on('message', (message) => (figures = message))
     child.once('error', reject)
-    child.once('exit', (code) => (figures === undefined ? reject(new Error(`${name} exited (${code})`)) : resolve(figures)))
+    child.once('exit', (code) =>
+      figures === undefined ? reject(new Error(`${name} exited (${code})`)) : resolve(figures),
+    )
   })
 }
 
@@ -66,7 +82,8 @@ function write(response, text) {
 }
 
 const sse = (response) => response.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache'})
-const progress = (token, n) => JSON.stringify({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+const progress = (token, n) =>
+  JSON.stringify({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
 const result = (id) => JSON.stringify({jsonrpc: '2.0', id, result: {content: [{type: 'text', text: 'done'}]}})
 
 /** Just enough of MCP for one scenario: initialize, the standalone GET, one tools/call, answers counted. */
@@ -84,7 +101,17 @@ function startMemoryServer(scenario) {
     const message = JSON.parse(body)
     if (message.method === 'initialize') {
       response.writeHead(200, {'content-type': 'application/json', 'mcp-session-id': 'memory-session'})
-      return response.end(JSON.stringify({jsonrpc: '2.0', id: message.id, result: {protocolVersion: '2025-11-25', capabilities: {tools: {}}, serverInfo: {name: 'memory', version: '1'}}}))
+      return response.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          result: {
+            protocolVersion: '2025-11-25',
+            capabilities: {tools: {}},
+            serverInfo: {name: 'memory', version: '1'},
+          },
+        }),
+      )
     }
     if (message.method === undefined) answers++
     if (message.method !== 'tools/call') return response.writeHead(202).end()
@@ -92,7 +119,8 @@ function startMemoryServer(scenario) {
     const token = message.params?._meta?.progressToken
     sse(response)
     if (scenario.name === 'ids') {
-      for (let n = 0; n < scenario.count && !response.destroyed; n++) await write(response, `id: ${n}:${'x'.repeat(MB)}\ndata: ${progress(token, n)}\n\n`)
+      for (let n = 0; n < scenario.count && !response.destroyed; n++)
+        await write(response, `id: ${n}:${'x'.repeat(MB)}\ndata: ${progress(token, n)}\n\n`)
       return response.end(`id: last\ndata: ${result(message.id)}\n\n`)
     }
     // 'event': one event of 200 MB that the client must refuse; it then resumes from e1 (see get).

@@ -53,10 +53,16 @@ const heap = async () => {
   handed = handed.filter((ref) => ref.deref() !== undefined)
   return process.memoryUsage().heapUsed
 }
-const liveListeners = () => handed.reduce((sum, ref) => sum + (ref.deref() === undefined ? 0 : getEventListeners(ref.deref(), 'abort').length), 0)
+const liveListeners = () =>
+  handed.reduce((sum, ref) => sum + (ref.deref() === undefined ? 0 : getEventListeners(ref.deref(), 'abort').length), 0)
 
 await transport.start()
-await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'reconnects-bench', version: '1'}}})
+await transport.send({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'reconnects-bench', version: '1'}},
+})
 transport.setProtocolVersion('2025-11-25')
 await transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})
 await reached(warmUp)
@@ -69,5 +75,13 @@ const end = await heap()
 const live = liveListeners()
 await transport.close()
 const closed = await heap()
-process.send({reconnects: reconnects - warmUp, ms, start, end, closed, listeners: {mostAtFetch, live, liveAfterClose: liveListeners()}, maxListenersWarnings})
+process.send({
+  reconnects: reconnects - warmUp,
+  ms,
+  start,
+  end,
+  closed,
+  listeners: {mostAtFetch, live, liveAfterClose: liveListeners()},
+  maxListenersWarnings,
+})
 process.disconnect()

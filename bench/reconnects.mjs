@@ -13,12 +13,16 @@ export const reconnectsLimitMiB = 1
 export const listenersLimit = 1
 
 export async function reconnectsSection(count, missed) {
-  console.log(`reconnects: ours, ${fmt(count)} reconnects of the standalone stream (one event and retry: 0 each), heapUsed after gc()`)
+  console.log(
+    `reconnects: ours, ${fmt(count)} reconnects of the standalone stream (one event and retry: 0 each), heapUsed after gc()`,
+  )
   const server = await startPollingServer()
   try {
     const figures = await measuredClient('./reconnect-client.mjs', [server.url, String(count)], 'reconnect client')
     const MiB = 2 ** 20
-    const [startMiB, endMiB, closedMiB] = [figures.start, figures.end, figures.closed].map((bytes) => round(bytes / MiB, 2))
+    const [startMiB, endMiB, closedMiB] = [figures.start, figures.end, figures.closed].map((bytes) =>
+      round(bytes / MiB, 2),
+    )
     const growthMiB = round(endMiB - startMiB, 2)
     const result = {
       reconnects: figures.reconnects,
@@ -31,11 +35,21 @@ export async function reconnectsSection(count, missed) {
       listenersLimit,
       maxListenersWarnings: figures.maxListenersWarnings,
     }
-    console.log(`  ${fmt(figures.reconnects)} reconnects in ${result.seconds} s: heap start ${startMiB} MiB, after ${endMiB} MiB, after close() ${closedMiB} MiB`)
+    console.log(
+      `  ${fmt(figures.reconnects)} reconnects in ${result.seconds} s: heap start ${startMiB} MiB, after ${endMiB} MiB, after close() ${closedMiB} MiB`,
+    )
     const {mostAtFetch, live, liveAfterClose} = figures.listeners
-    console.log(`  abort listeners: at most ${mostAtFetch} on a signal as fetch got it; ${live} on live signals at the end, ${liveAfterClose} after close(); MaxListenersExceededWarning ${figures.maxListenersWarnings}`)
-    if (growthMiB > reconnectsLimitMiB) missed.push(`reconnects: heap grew ${growthMiB} MiB over ${fmt(figures.reconnects)} reconnects (> ${reconnectsLimitMiB} MiB)`)
-    if (!listenersOk(result)) missed.push(`reconnects: abort listeners ${JSON.stringify(figures.listeners)}, ${figures.maxListenersWarnings} MaxListenersExceededWarning`)
+    console.log(
+      `  abort listeners: at most ${mostAtFetch} on a signal as fetch got it; ${live} on live signals at the end, ${liveAfterClose} after close(); MaxListenersExceededWarning ${figures.maxListenersWarnings}`,
+    )
+    if (growthMiB > reconnectsLimitMiB)
+      missed.push(
+        `reconnects: heap grew ${growthMiB} MiB over ${fmt(figures.reconnects)} reconnects (> ${reconnectsLimitMiB} MiB)`,
+      )
+    if (!listenersOk(result))
+      missed.push(
+        `reconnects: abort listeners ${JSON.stringify(figures.listeners)}, ${figures.maxListenersWarnings} MaxListenersExceededWarning`,
+      )
     console.log()
     return result
   } finally {
@@ -50,11 +64,15 @@ export function listenersOk({listeners, maxListenersWarnings}) {
 
 export function printReconnects(reconnects) {
   const {heapMiB, growthMiB, limitMiB, listeners} = reconnects
-  console.log(`reconnects (ours, ${fmt(reconnects.reconnects)} reconnects of the standalone stream, ${reconnects.seconds} s)`)
+  console.log(
+    `reconnects (ours, ${fmt(reconnects.reconnects)} reconnects of the standalone stream, ${reconnects.seconds} s)`,
+  )
   console.log(`  heap start ${heapMiB.start} · after ${heapMiB.end} · after close() ${heapMiB.closed} MiB`)
   console.log(`  growth ${growthMiB} MiB  limit ${limitMiB} MiB  ${verdict((v) => v <= limitMiB, growthMiB)}`)
   const ok = listenersOk(reconnects)
-  console.log(`  abort listeners: ≤ ${listeners.mostAtFetch} on a signal fetch got (limit ${listenersLimit}), ${listeners.liveAfterClose} after close()  ${ok ? 'PASS' : 'FAIL'}`)
+  console.log(
+    `  abort listeners: ≤ ${listeners.mostAtFetch} on a signal fetch got (limit ${listenersLimit}), ${listeners.liveAfterClose} after close()  ${ok ? 'PASS' : 'FAIL'}`,
+  )
 }
 
 /** initialize, notifications (202), and a standalone GET that brings one event with `retry: 0`, then ends. */
@@ -64,7 +82,9 @@ function startPollingServer() {
     if (request.method === 'GET') {
       gets++
       const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":${gets}}}`
-      return response.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache'}).end(`retry: 0\nid: ${gets}\ndata: ${note}\n\n`)
+      return response
+        .writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache'})
+        .end(`retry: 0\nid: ${gets}\ndata: ${note}\n\n`)
     }
     if (request.method === 'DELETE') return response.writeHead(200).end()
     let body = ''
@@ -72,7 +92,13 @@ function startPollingServer() {
     const message = JSON.parse(body)
     if (message.method !== 'initialize') return response.writeHead(202).end()
     response.writeHead(200, {'content-type': 'application/json', 'mcp-session-id': 'reconnects-session'})
-    response.end(JSON.stringify({jsonrpc: '2.0', id: message.id, result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: 'reconnects', version: '1'}}}))
+    response.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: message.id,
+        result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: 'reconnects', version: '1'}},
+      }),
+    )
   })
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {

@@ -26,7 +26,14 @@ import {fileURLToPath} from 'node:url'
 import {fmt, mapValues, median, percentile, round, verdict} from './stats.mjs'
 import {memoryBoundMb, memorySection} from './memory.mjs'
 import {printReconnects, reconnectsSection} from './reconnects.mjs'
-import {printScaleSummary, profileSection, roundTripSection, startReferenceServer, sweepPlans, sweepSection} from './scale.mjs'
+import {
+  printScaleSummary,
+  profileSection,
+  roundTripSection,
+  startReferenceServer,
+  sweepPlans,
+  sweepSection,
+} from './scale.mjs'
 
 const self = fileURLToPath(import.meta.url)
 const args = Object.fromEntries(
@@ -41,7 +48,9 @@ if (args['profile'] === 'true') sections.add('profile')
 
 if (typeof globalThis.gc !== 'function' && sections.has('heap')) {
   // The heap test needs global.gc(): run again with --expose-gc.
-  const child = spawn(process.execPath, ['--expose-gc', ...process.execArgv, self, ...process.argv.slice(2)], {stdio: 'inherit'})
+  const child = spawn(process.execPath, ['--expose-gc', ...process.execArgv, self, ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  })
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
 } else {
@@ -96,7 +105,12 @@ async function main() {
     for (const name of config.clients) clients.push(await factories[name](server.url))
 
     if (sections.has('stream')) results.stream = await streamSection(clients, config, missed)
-    if (sections.has('echo')) results.echo = await echoSection(clients.filter((c) => c.echo), config, missed)
+    if (sections.has('echo'))
+      results.echo = await echoSection(
+        clients.filter((c) => c.echo),
+        config,
+        missed,
+      )
     for (const client of clients) await client.close()
     for (const client of clients) {
       if (client.errors.length > 0) console.log(`${client.name} reported errors:`, client.errors.slice(0, 3))
@@ -104,12 +118,15 @@ async function main() {
     if (sections.has('heap')) results.heap = await heapSection(factories.ours, server.url, config, missed)
     if (sections.has('memory')) results.memory = await memorySection(quick, missed)
     if (sections.has('reconnects')) results.reconnects = await reconnectsSection(config.reconnects, missed)
-    if (sections.has('fleet')) results.fleet = await (await import('./fleet.mjs')).fleetSection(server.url, config, missed)
+    if (sections.has('fleet'))
+      results.fleet = await (await import('./fleet.mjs')).fleetSection(server.url, config, missed)
     if (['roundtrip', 'sweep', 'profile'].some((name) => sections.has(name))) {
       const reference = await startReferenceServer()
       try {
-        if (sections.has('roundtrip')) results.roundTrip = await roundTripSection(reference.url, config.roundTrip, missed)
-        if (sections.has('sweep')) results.sweep = await sweepSection(reference.url, config.sweep, missed, config.sweepRepeat)
+        if (sections.has('roundtrip'))
+          results.roundTrip = await roundTripSection(reference.url, config.roundTrip, missed)
+        if (sections.has('sweep'))
+          results.sweep = await sweepSection(reference.url, config.sweep, missed, config.sweepRepeat)
         if (sections.has('profile')) results.profile = await profileSection(reference.url, config.sweep.at(-1))
       } finally {
         reference.stop()
@@ -179,7 +196,12 @@ async function streamSection(clients, config, missed) {
   const ratios = {}
   // Paired: the ratio within each round, then its median (less sensitive to a slow round).
   const paired = {}
-  for (const [a, b] of [['ours', 'raw'], ['sdk', 'raw'], ['ours', 'sdk'], ['ours+file', 'ours']]) {
+  for (const [a, b] of [
+    ['ours', 'raw'],
+    ['sdk', 'raw'],
+    ['ours', 'sdk'],
+    ['ours+file', 'ours'],
+  ]) {
     if (!perClient[a] || !perClient[b]) continue
     ratios[`${a}/${b}`] = medians[a] / medians[b]
     paired[`${a}/${b}`] = median(perClient[a].map((r, i) => r / perClient[b][i]))
@@ -187,7 +209,8 @@ async function streamSection(clients, config, missed) {
   // Persistence (a FileStore, cursors stored before delivery) may cost at most 20% of throughput.
   const target = {'ours/raw': 0.9, 'ours+file/ours': 0.8}
   for (const [ratio, floor] of Object.entries(target)) {
-    if (ratios[ratio] !== undefined && ratios[ratio] < floor) missed.push(`stream throughput ${ratio} ${ratios[ratio].toFixed(3)} < ${floor}`)
+    if (ratios[ratio] !== undefined && ratios[ratio] < floor)
+      missed.push(`stream throughput ${ratio} ${ratios[ratio].toFixed(3)} < ${floor}`)
   }
   console.log()
   return {
@@ -225,7 +248,9 @@ async function echoSection(clients, config, missed) {
     return result
   })
   const summary = mapValues(perClient, (rounds) =>
-    Object.fromEntries(['medianMs', 'meanMs', 'p99Ms', 'cpuMs'].map((key) => [key, round(median(rounds.map((r) => r[key])), 4)])),
+    Object.fromEntries(
+      ['medianMs', 'meanMs', 'p99Ms', 'cpuMs'].map((key) => [key, round(median(rounds.map((r) => r[key])), 4)]),
+    ),
   )
   const ratios = {}
   if (summary.ours && summary.sdk) {
@@ -237,17 +262,26 @@ async function echoSection(clients, config, missed) {
   if (perClient.ours && perClient.sdk) {
     // Within each round, then the spread over rounds: how much of the difference is noise.
     const perRound = perClient.ours.map((r, i) => r.medianMs / perClient.sdk[i].medianMs)
-    pairedRange = {min: round(Math.min(...perRound), 3), median: round(median(perRound), 3), max: round(Math.max(...perRound), 3)}
+    pairedRange = {
+      min: round(Math.min(...perRound), 3),
+      median: round(median(perRound), 3),
+      max: round(Math.max(...perRound), 3),
+    }
   }
   if (summary.ours && summary.raw) ratios['ours/raw median'] = round(summary.ours.medianMs / summary.raw.medianMs, 3)
   if (summary.sdk && summary.raw) ratios['sdk/raw median'] = round(summary.sdk.medianMs / summary.raw.medianMs, 3)
   const target = {'ours/sdk median': 1.0}
   if (ratios['ours/sdk median'] !== undefined && ratios['ours/sdk median'] > target['ours/sdk median']) {
-    missed.push(`request round trip ours/sdk ${ratios['ours/sdk median'].toFixed(2)} > ${target['ours/sdk median']} (ours slower)`)
+    missed.push(
+      `request round trip ours/sdk ${ratios['ours/sdk median'].toFixed(2)} > ${target['ours/sdk median']} (ours slower)`,
+    )
   }
   const sdk = clients.find((c) => c.name === 'sdk')
   const sdkAbortListeners = sdk?.abortListeners?.()
-  if (sdkAbortListeners !== undefined) console.log(`  sdk: ${sdkAbortListeners} abort listeners on its long-lived AbortSignal now (undici frees them only at GC)`)
+  if (sdkAbortListeners !== undefined)
+    console.log(
+      `  sdk: ${sdkAbortListeners} abort listeners on its long-lived AbortSignal now (undici frees them only at GC)`,
+    )
   console.log()
   return {
     requests: n,
@@ -270,7 +304,9 @@ async function heapSection(createOurs, url, config, missed) {
     globalThis.gc()
     const {heapUsed} = process.memoryUsage()
     samples.push({label, events, heapUsedMiB: round(heapUsed / 2 ** 20, 2)})
-    console.log(`  ${label.padEnd(8)} ${String(events).padStart(8)} events  heapUsed ${(heapUsed / 2 ** 20).toFixed(2)} MiB`)
+    console.log(
+      `  ${label.padEnd(8)} ${String(events).padStart(8)} events  heapUsed ${(heapUsed / 2 ** 20).toFixed(2)} MiB`,
+    )
   }
   // Sample from inside onmessage at each quarter of the stream: the stream is live, its state is in the heap.
   const marks = new Map([0.25, 0.5, 0.75].map((f) => [Math.round(total * f), `${f * 100}%`]))
@@ -315,20 +351,28 @@ function printSummary(results, missed) {
   console.log(line)
   const {stream, echo, heap} = results
   if (stream) {
-    console.log(`stream throughput (${stream.events} events/stream, ~${Math.round((stream.bytesPerStream ?? 0) / stream.events)} B/event, median of ${results.config.rounds})`)
+    console.log(
+      `stream throughput (${stream.events} events/stream, ~${Math.round((stream.bytesPerStream ?? 0) / stream.events)} B/event, median of ${results.config.rounds})`,
+    )
     for (const [name, rate] of Object.entries(stream.median)) {
-      console.log(`  ${name.padEnd(9)} ${fmt(rate).padStart(12)} events/s   client CPU ${stream.clientCpuUsPerEvent[name].toFixed(2)} µs/event`)
+      console.log(
+        `  ${name.padEnd(9)} ${fmt(rate).padStart(12)} events/s   client CPU ${stream.clientCpuUsPerEvent[name].toFixed(2)} µs/event`,
+      )
     }
     for (const [name, ratio] of Object.entries(stream.ratios)) {
       const target = stream.target[name]
       const met = target === undefined ? '' : `  target ≥ ${target}  ${verdict((v) => v >= target, ratio)}`
-      console.log(`  ${name.padEnd(14)} ${ratio.toFixed(3)}   (paired ${stream.pairedRatios[name]?.toFixed(3) ?? '-'})${met}`)
+      console.log(
+        `  ${name.padEnd(14)} ${ratio.toFixed(3)}   (paired ${stream.pairedRatios[name]?.toFixed(3) ?? '-'})${met}`,
+      )
     }
   }
   if (echo) {
     console.log(`request round trip (${echo.requests} sequential requests/round, median of ${results.config.rounds})`)
     for (const [name, s] of Object.entries(echo.median)) {
-      console.log(`  ${name.padEnd(6)} median ${us(s.medianMs)}  mean ${us(s.meanMs)}  p99 ${us(s.p99Ms)}  client CPU ${us(s.cpuMs)}/req`)
+      console.log(
+        `  ${name.padEnd(6)} median ${us(s.medianMs)}  mean ${us(s.meanMs)}  p99 ${us(s.p99Ms)}  client CPU ${us(s.cpuMs)}/req`,
+      )
     }
     for (const [name, ratio] of Object.entries(echo.ratios)) {
       const target = echo.target[name]
@@ -336,17 +380,24 @@ function printSummary(results, missed) {
       console.log(`  ${name.padEnd(16)} ${ratio.toFixed(3)}${met}`)
     }
     const range = echo.pairedOursSdkMedian
-    if (range) console.log(`  ours/sdk median per round: ${range.min.toFixed(3)} … ${range.max.toFixed(3)} (median ${range.median.toFixed(3)})`)
+    if (range)
+      console.log(
+        `  ours/sdk median per round: ${range.min.toFixed(3)} … ${range.max.toFixed(3)} (median ${range.median.toFixed(3)})`,
+      )
   }
   if (heap) {
     console.log(`heap (ours, ${heap.events} events in one stream, ${fmt(heap.eventsPerSecond)} events/s)`)
     console.log(`  ${heap.samples.map((s) => `${s.label} ${s.heapUsedMiB}`).join(' · ')} MiB`)
-    console.log(`  growth start→end ${heap.growthMiB} MiB  limit ${heap.limitMiB} MiB  ${verdict((v) => v <= heap.limitMiB, heap.growthMiB)}`)
+    console.log(
+      `  growth start→end ${heap.growthMiB} MiB  limit ${heap.limitMiB} MiB  ${verdict((v) => v <= heap.limitMiB, heap.growthMiB)}`,
+    )
   }
   if (results.memory) {
     console.log('memory (RSS above baseline right after a full GC, at its highest while the server pushes)')
     for (const {what, retainedMb} of Object.values(results.memory)) {
-      console.log(`  ${what.padEnd(36)} ${fmt(retainedMb).padStart(4)} MB  bound ${memoryBoundMb} MB  ${verdict((v) => v <= memoryBoundMb, retainedMb)}`)
+      console.log(
+        `  ${what.padEnd(36)} ${fmt(retainedMb).padStart(4)} MB  bound ${memoryBoundMb} MB  ${verdict((v) => v <= memoryBoundMb, retainedMb)}`,
+      )
     }
   }
   if (results.reconnects) printReconnects(results.reconnects)

@@ -118,7 +118,8 @@ async function sweep({client: kind, url, streams, steps, delayMs, bytes = true, 
   const cpuBefore = process.cpuUsage()
   const began = performance.now()
   // The heap is not sampled while profiling: its forced collections would show in the profile.
-  const sample = (unanswered) => (profile === undefined ? {...collect(), unanswered} : {heap: NaN, cpuUs: 0, unanswered})
+  const sample = (unanswered) =>
+    profile === undefined ? {...collect(), unanswered} : {heap: NaN, cpuUs: 0, unanswered}
   const {messages, open} = await slowCalls(client, streams, steps, delayMs, sample)
   const ms = performance.now() - began
   const cpu = process.cpuUsage(cpuBefore)

@@ -54,12 +54,18 @@ function runClient(config, execArgv = []) {
     let result
     child.on('message', (message) => (result = message))
     child.once('error', reject)
-    child.once('exit', (code) => (result !== undefined && code === 0 ? resolve(result) : reject(new Error(`bench client ${JSON.stringify(config)} exited with ${code}`))))
+    child.once('exit', (code) =>
+      result !== undefined && code === 0
+        ? resolve(result)
+        : reject(new Error(`bench client ${JSON.stringify(config)} exited with ${code}`)),
+    )
   })
 }
 
 export async function roundTripSection(url, {calls, rounds}, missed) {
-  console.log(`tool-call round trip: ${calls} sequential tools/call echo per round, SDK Client, ours on MemoryStore and FileStore (strict), 1 warm-up + ${rounds} rounds`)
+  console.log(
+    `tool-call round trip: ${calls} sequential tools/call echo per round, SDK Client, ours on MemoryStore and FileStore (strict), 1 warm-up + ${rounds} rounds`,
+  )
   const result = await runClient({mode: 'roundtrip', url, calls, rounds})
   const figures = [
     {name: 'round trip, FileStore (strict) / MemoryStore', value: result.fileOverMemory, target: 1.3, unit: '×'},
@@ -72,9 +78,14 @@ export async function roundTripSection(url, {calls, rounds}, missed) {
 }
 
 function printRoundTrip(result) {
-  for (const [name, label] of [['memory', 'MemoryStore'], ['file', 'FileStore']]) {
+  for (const [name, label] of [
+    ['memory', 'MemoryStore'],
+    ['file', 'FileStore'],
+  ]) {
     const s = result[name]
-    console.log(`  ${label.padEnd(11)} ${(s.msPerCall * 1000).toFixed(0).padStart(5)} µs/call   store writes ${s.writesPerCall.toFixed(2)}/call (${s.bytesPerCall.toFixed(0)} B/call)`)
+    console.log(
+      `  ${label.padEnd(11)} ${(s.msPerCall * 1000).toFixed(0).padStart(5)} µs/call   store writes ${s.writesPerCall.toFixed(2)}/call (${s.bytesPerCall.toFixed(0)} B/call)`,
+    )
   }
 }
 
@@ -82,7 +93,9 @@ function printRoundTrip(result) {
 function printFigures(figures, missed) {
   for (const figure of figures) {
     const result = verdict((v) => v <= figure.target, figure.value)
-    console.log(`  ${figure.name.padEnd(70)} ${figure.value.toFixed(2)}${figure.unit}  target ≤ ${figure.target}  ${result}`)
+    console.log(
+      `  ${figure.name.padEnd(70)} ${figure.value.toFixed(2)}${figure.unit}  target ≤ ${figure.target}  ${result}`,
+    )
     if (result === 'FAIL') missed?.push(`${figure.name}: ${figure.value.toFixed(2)} > ${figure.target}`)
   }
 }
@@ -102,16 +115,22 @@ export async function sweepSection(url, plan, missed, repeat = 1) {
       for (const client of order) {
         const run = await runClient({mode: 'sweep', client, url, ...step})
         runs.push(run)
-        console.log(`  ${String(step.streams).padStart(4)} streams × ${String(step.steps).padStart(3)} progress  ${client.padEnd(9)} ${describeRun(run)}   ${(run.ms / 1000).toFixed(1)} s`)
+        console.log(
+          `  ${String(step.streams).padStart(4)} streams × ${String(step.steps).padStart(3)} progress  ${client.padEnd(9)} ${describeRun(run)}   ${(run.ms / 1000).toFixed(1)} s`,
+        )
       }
     }
   }
   const at = (streams, client) => {
-    const mine = runs.filter((r) => r.streams === streams && r.client === client).sort((a, b) => a.cpuUsPerMessage - b.cpuUsPerMessage)
+    const mine = runs
+      .filter((r) => r.streams === streams && r.client === client)
+      .sort((a, b) => a.cpuUsPerMessage - b.cpuUsPerMessage)
     return mine[Math.floor(mine.length / 2)]
   }
   const heapPerOpenStream = (client) => {
-    const heaps = runs.filter((r) => r.streams === largest && r.client === client && r.openAtSample >= 0.9 * largest).map((r) => r.heapPerStreamKiB)
+    const heaps = runs
+      .filter((r) => r.streams === largest && r.client === client && r.openAtSample >= 0.9 * largest)
+      .map((r) => r.heapPerStreamKiB)
     return heaps.length === 0 ? NaN : heaps.sort((a, b) => a - b)[Math.floor(heaps.length / 2)]
   }
   if (repeat > 1) console.log(`  ${largest} streams: the run of median CPU of each client, of ${repeat}`)
@@ -121,22 +140,47 @@ export async function sweepSection(url, plan, missed, repeat = 1) {
   const file = at(largest, 'ours+file')
   const sdk = at(largest, 'sdk')
   const figures = [
-    {name: `CPU/message at ${largest} streams, ours(memory) / SDK`, value: ours.cpuUsPerMessage / sdk.cpuUsPerMessage, target: 0.8, unit: '×'},
-    {name: `CPU/message at ${largest} streams, ours(file) / ours(memory)`, value: file.cpuUsPerMessage / ours.cpuUsPerMessage, target: 1.3, unit: '×'},
+    {
+      name: `CPU/message at ${largest} streams, ours(memory) / SDK`,
+      value: ours.cpuUsPerMessage / sdk.cpuUsPerMessage,
+      target: 0.8,
+      unit: '×',
+    },
+    {
+      name: `CPU/message at ${largest} streams, ours(file) / ours(memory)`,
+      value: file.cpuUsPerMessage / ours.cpuUsPerMessage,
+      target: 1.3,
+      unit: '×',
+    },
     // Comparable only when (nearly) every call was open when the heap was measured: the median of those runs (NaN
     // fails the target when there are none).
-    {name: `heap per open stream at ${largest} streams, ours(memory) / SDK`, value: heapPerOpenStream('ours') / heapPerOpenStream('sdk'), target: 1, unit: '×'},
+    {
+      name: `heap per open stream at ${largest} streams, ours(memory) / SDK`,
+      value: heapPerOpenStream('ours') / heapPerOpenStream('sdk'),
+      target: 1,
+      unit: '×',
+    },
   ]
   // Bounded by a constant: a cursor write costs the same bytes however many other streams are open, and a message
   // costs one write at most (fewer when a stream's writes are coalesced, as at a higher rate of events).
   for (const client of ['ours', 'ours+file']) {
     const few = at(small, client).storeBytesPerWrite
     const many = at(largest, client).storeBytesPerWrite
-    figures.push({name: `store bytes/write ${client}, ${small} → ${largest} streams (${few.toFixed(0)} → ${many.toFixed(0)} B)`, value: many / few, target: 1.5, unit: '×'})
+    figures.push({
+      name: `store bytes/write ${client}, ${small} → ${largest} streams (${few.toFixed(0)} → ${many.toFixed(0)} B)`,
+      value: many / few,
+      target: 1.5,
+      unit: '×',
+    })
   }
   // FileStore's journal: a write costs its line, and its folds into the file at most as much again, amortized.
   const disk = {few: at(small, 'ours+file').diskBytesPerWrite, many: at(largest, 'ours+file').diskBytesPerWrite}
-  figures.push({name: `file bytes/write ours+file, ${small} → ${largest} streams (${disk.few.toFixed(0)} → ${disk.many.toFixed(0)} B)`, value: disk.many / disk.few, target: 2.5, unit: '×'})
+  figures.push({
+    name: `file bytes/write ours+file, ${small} → ${largest} streams (${disk.few.toFixed(0)} → ${disk.many.toFixed(0)} B)`,
+    value: disk.many / disk.few,
+    target: 2.5,
+    unit: '×',
+  })
   // No target: what the least possible transport costs, so that the SDK ratio can be read against it.
   const floor = at(largest, 'floor')
   const yardstick = `CPU/message at ${largest} streams, floor / SDK ${(floor.cpuUsPerMessage / sdk.cpuUsPerMessage).toFixed(2)}×, ours(memory) / floor ${(ours.cpuUsPerMessage / floor.cpuUsPerMessage).toFixed(2)}× (no target)`
@@ -149,7 +193,10 @@ export async function sweepSection(url, plan, missed, repeat = 1) {
 
 function describeRun(run) {
   const disk = run.diskBytesPerMessage === undefined ? '' : `, file ${run.diskBytesPerMessage.toFixed(0)} B`
-  const store = run.storeBytesPerMessage === undefined ? '' : `   store ${run.storeWritesPerMessage.toFixed(2)} writes ${run.storeBytesPerMessage.toFixed(0)} B${disk} /message`
+  const store =
+    run.storeBytesPerMessage === undefined
+      ? ''
+      : `   store ${run.storeWritesPerMessage.toFixed(2)} writes ${run.storeBytesPerMessage.toFixed(0)} B${disk} /message`
   const open = run.openAtSample < run.streams ? ` (${run.openAtSample} open)` : ''
   return `CPU ${(run.cpuUsPerMessage / 1000).toFixed(3)} ms/message   heap ${run.heapPerStreamKiB.toFixed(1).padStart(6)} KiB/stream${open}${store}`
 }
@@ -157,20 +204,35 @@ function describeRun(run) {
 /** The round trip and the sweep, for the summary at the end of the run. */
 export function printScaleSummary({roundTrip, sweep, profile}) {
   if (roundTrip) {
-    console.log(`tool-call round trip (SDK Client, reference server, ${roundTrip.calls} sequential echo calls, median of ${roundTrip.rounds} rounds)`)
+    console.log(
+      `tool-call round trip (SDK Client, reference server, ${roundTrip.calls} sequential echo calls, median of ${roundTrip.rounds} rounds)`,
+    )
     printRoundTrip(roundTrip)
     printFigures(roundTrip.figures)
   }
   if (sweep) {
     console.log('concurrency sweep (SDK Client, slow tool; client CPU per delivered message, heap per open stream)')
-    for (const run of sweep.runs) console.log(`  ${String(run.streams).padStart(4)} streams  ${run.client.padEnd(9)} ${describeRun(run)}`)
+    for (const run of sweep.runs)
+      console.log(`  ${String(run.streams).padStart(4)} streams  ${run.client.padEnd(9)} ${describeRun(run)}`)
     printFigures(sweep.figures)
     console.log(`  ${sweep.yardstick}`)
   }
   if (profile) {
-    console.log(`profile (ours, 1,000 streams, the measured calls), charged to: ${profile.areas.map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
-    console.log(`  most self time: ${profile.functions.slice(0, 4).map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
-    console.log(`  this library: ${profile.ours.slice(0, 4).map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`)
+    console.log(
+      `profile (ours, 1,000 streams, the measured calls), charged to: ${profile.areas.map((row) => `${row.name} ${row.percent.toFixed(0)}%`).join(' · ')}`,
+    )
+    console.log(
+      `  most self time: ${profile.functions
+        .slice(0, 4)
+        .map((row) => `${row.name} ${row.percent.toFixed(0)}%`)
+        .join(' · ')}`,
+    )
+    console.log(
+      `  this library: ${profile.ours
+        .slice(0, 4)
+        .map((row) => `${row.name} ${row.percent.toFixed(0)}%`)
+        .join(' · ')}`,
+    )
   }
 }
 
@@ -190,18 +252,27 @@ export async function profileSection(url, step, top = 15) {
       profiles[client] = {...selfTimes(JSON.parse(await readFile(file, 'utf8'))), messages: run.messages}
     }
     const {functions, areas, ours} = profiles.ours
-    console.log(`profile: ours (MemoryStore) and the SDK transport, ${step.streams} streams × ${step.steps} progress, the measured calls`)
+    console.log(
+      `profile: ours (MemoryStore) and the SDK transport, ${step.streams} streams × ${step.steps} progress, the measured calls`,
+    )
     // Both clients side by side in µs per message: where ours spends more or less than the SDK's.
     const names = [...new Set([...areas, ...profiles.sdk.areas].map((row) => row.name))]
-    const perMessage = (client, name) => ((profiles[client].areas.find((row) => row.name === name)?.ms ?? 0) * 1000) / profiles[client].messages
+    const perMessage = (client, name) =>
+      ((profiles[client].areas.find((row) => row.name === name)?.ms ?? 0) * 1000) / profiles[client].messages
     console.log('  busy µs per message, charged to:      ours      SDK')
-    for (const name of names) console.log(`    ${name.padEnd(32)} ${perMessage('ours', name).toFixed(1).padStart(7)}  ${perMessage('sdk', name).toFixed(1).padStart(7)}`)
+    for (const name of names)
+      console.log(
+        `    ${name.padEnd(32)} ${perMessage('ours', name).toFixed(1).padStart(7)}  ${perMessage('sdk', name).toFixed(1).padStart(7)}`,
+      )
     console.log('  ours, most self time (% of busy time):')
-    for (const row of functions.slice(0, top)) console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
+    for (const row of functions.slice(0, top))
+      console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
     console.log('  ours, this library with the Node internals it calls:')
-    for (const row of ours.slice(0, top)) console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
+    for (const row of ours.slice(0, top))
+      console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
     console.log('  SDK, most self time:')
-    for (const row of profiles.sdk.functions.slice(0, top)) console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
+    for (const row of profiles.sdk.functions.slice(0, top))
+      console.log(`  ${row.percent.toFixed(1).padStart(5)}%  ${row.ms.toFixed(0).padStart(6)} ms  ${row.name}`)
     console.log()
     return {areas, functions: functions.slice(0, top), ours: ours.slice(0, top)}
   } finally {
@@ -212,7 +283,8 @@ export async function profileSection(url, step, top = 15) {
 /** Whose code `url` is; undefined for Node's own (charged to its caller). */
 function areaOf(url) {
   if (url.includes('/node_modules/')) {
-    if (url.includes('@modelcontextprotocol') || url.includes('/zod/') || url.includes('/ajv')) return 'SDK Client + zod'
+    if (url.includes('@modelcontextprotocol') || url.includes('/zod/') || url.includes('/ajv'))
+      return 'SDK Client + zod'
     return url.replace(/^.*\/node_modules\//, '').split('/')[0]
   }
   if (url.includes('/dist/')) return 'this library'
@@ -225,7 +297,8 @@ function areaOf(url) {
 function selfTimes(profile) {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
   const parents = new Map(profile.nodes.flatMap((node) => (node.children ?? []).map((child) => [child, node.id])))
-  const nameOf = ({functionName, url, lineNumber}) => `${functionName || '(anonymous)'}${url === '' ? '' : ` ${shortUrl(url)}:${lineNumber + 1}`}`
+  const nameOf = ({functionName, url, lineNumber}) =>
+    `${functionName || '(anonymous)'}${url === '' ? '' : ` ${shortUrl(url)}:${lineNumber + 1}`}`
   const perFunction = new Map()
   const perArea = new Map()
   const ours = new Map()
@@ -246,7 +319,8 @@ function selfTimes(profile) {
     add(perArea, charged?.area ?? (leaf.functionName === '(garbage collector)' ? 'gc' : 'node, no caller above'), delta)
     if (charged?.area === 'this library') add(ours, nameOf(charged.frame), delta)
   })
-  const rows = (map) => [...map].map(([name, us]) => ({name, ms: us / 1000, percent: (us / busy) * 100})).sort((a, b) => b.ms - a.ms)
+  const rows = (map) =>
+    [...map].map(([name, us]) => ({name, ms: us / 1000, percent: (us / busy) * 100})).sort((a, b) => b.ms - a.ms)
   return {functions: rows(perFunction), areas: rows(perArea), ours: rows(ours)}
 }
 
@@ -254,4 +328,3 @@ function shortUrl(url) {
   const path = url.startsWith('file://') ? fileURLToPath(url) : url
   return path.startsWith('/') ? relative(here('..'), path) : path
 }
-

@@ -113,7 +113,11 @@ function handlePost(req, res, text) {
         return
       }
       if (params?.name === 'echo') {
-        json(res, 200, {jsonrpc: '2.0', id, result: {content: [{type: 'text', text: String(params.arguments?.text ?? 'ok')}]}})
+        json(res, 200, {
+          jsonrpc: '2.0',
+          id,
+          result: {content: [{type: 'text', text: String(params.arguments?.text ?? 'ok')}]},
+        })
         return
       }
       json(res, 200, {jsonrpc: '2.0', id, error: {code: -32602, message: `Unknown tool ${params?.name}`}})

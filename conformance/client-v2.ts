@@ -4,7 +4,14 @@
  * this package's transport, or with the argument `sdk` before the URL on the v2 SDK's own
  * `StreamableHTTPClientTransport` (the baseline). test/interop/conformance-eras.test.ts runs it on both.
  */
-import {auth, Client, extractWWWAuthenticateParams, StreamableHTTPClientTransport, UnauthorizedError, type Transport} from '@modelcontextprotocol/client'
+import {
+  auth,
+  Client,
+  extractWWWAuthenticateParams,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+  type Transport,
+} from '@modelcontextprotocol/client'
 import {ResumableHTTPClientTransport} from '../src/index.ts'
 import {HeadlessOAuthClient} from '../test/fixtures/oauth-client.ts'
 
@@ -25,7 +32,13 @@ const context = JSON.parse(process.env['MCP_CONFORMANCE_CONTEXT'] ?? '{}') as {
 const authProvider = scenario.startsWith('auth/')
   ? new HeadlessOAuthClient({
       clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
-      clientInformation: context.client_id === undefined ? undefined : {client_id: context.client_id, ...(context.client_secret === undefined ? {} : {client_secret: context.client_secret})},
+      clientInformation:
+        context.client_id === undefined
+          ? undefined
+          : {
+              client_id: context.client_id,
+              ...(context.client_secret === undefined ? {} : {client_secret: context.client_secret}),
+            },
     })
   : undefined
 
@@ -39,11 +52,17 @@ function connection(): Connection {
   }
   // The v2 SDK's OAuth client, the one the v2 transport runs.
   const oauthClient = {auth, extractWWWAuthenticateParams, UnauthorizedError}
-  const transport = new ResumableHTTPClientTransport(new URL(url!), authProvider === undefined ? {} : {authProvider, oauthClient})
+  const transport = new ResumableHTTPClientTransport(
+    new URL(url!),
+    authProvider === undefined ? {} : {authProvider, oauthClient},
+  )
   return {transport, finishAuth: (code) => transport.finishAuth(code, iss())}
 }
 
-const client = new Client({name: 'mcp-resumable-http-conformance-v2', version: '1.0.0'}, {versionNegotiation: {mode: {pin: version}}, capabilities: {elicitation: {form: {}}}})
+const client = new Client(
+  {name: 'mcp-resumable-http-conformance-v2', version: '1.0.0'},
+  {versionNegotiation: {mode: {pin: version}}, capabilities: {elicitation: {form: {}}}},
+)
 // sep-2322-client-request-state: a tool answers input_required with an elicitation; the user confirms.
 client.setRequestHandler('elicitation/create', () => ({action: 'accept', content: {confirmed: true}}))
 let current = connection()
@@ -63,7 +82,10 @@ async function authorized<T>(step: () => Promise<T>, connecting = false): Promis
 
 async function callEveryTool(): Promise<void> {
   const {tools} = await authorized(() => client.listTools())
-  for (const tool of tools) await authorized(() => client.callTool({name: tool.name, arguments: {}})).catch((error: unknown) => console.error(error))
+  for (const tool of tools)
+    await authorized(() => client.callTool({name: tool.name, arguments: {}})).catch((error: unknown) =>
+      console.error(error),
+    )
 }
 
 try {
@@ -84,7 +106,8 @@ try {
     }
     case 'http-custom-headers':
       await client.listTools()
-      for (const call of context.toolCalls ?? []) await client.callTool({name: call.name, arguments: call.arguments ?? {}})
+      for (const call of context.toolCalls ?? [])
+        await client.callTool({name: call.name, arguments: call.arguments ?? {}})
       break
     default:
       // The auth scenarios, request-metadata, http-invalid-tool-headers, sep-2322-client-request-state: every tool

@@ -33,7 +33,11 @@ const watchingFetch: FetchLike = async (input, init) => {
 
 const baseline = process.argv.at(-2) === 'sdk'
 // Pre-registered credentials (auth/pre-registration): the client ID, its secret and the issuer they belong to.
-const context = JSON.parse(process.env['MCP_CONFORMANCE_CONTEXT'] ?? '{}') as {client_id?: string; client_secret?: string; issuer?: string}
+const context = JSON.parse(process.env['MCP_CONFORMANCE_CONTEXT'] ?? '{}') as {
+  client_id?: string
+  client_secret?: string
+  issuer?: string
+}
 const authProvider = new HeadlessOAuthClient({
   // SEP-991: a URL-based client ID, used where the authorization server supports it (auth/basic-cimd).
   clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
@@ -75,29 +79,29 @@ try {
     // Listing needs one scope, calling may need another (auth/scope-step-up).
     const {tools} = await withLogin(() => client.listTools())
     await withLogin(() => client.callTool({name: tools[0]?.name ?? 'test-tool', arguments: {}}))
-  }
-  else switch (scenario) {
-    case 'initialize':
-      break
-    case 'tools_call': {
-      await client.listTools()
-      console.log(firstText(await client.callTool({name: 'add_numbers', arguments: {a: 5, b: 3}})))
-      break
+  } else
+    switch (scenario) {
+      case 'initialize':
+        break
+      case 'tools_call': {
+        await client.listTools()
+        console.log(firstText(await client.callTool({name: 'add_numbers', arguments: {a: 5, b: 3}})))
+        break
+      }
+      case 'elicitation-sep1034-client-defaults': {
+        // The server sends elicitation/create on the standalone GET stream: it must be open first.
+        await standalone
+        console.log(firstText(await client.callTool({name: 'test_client_elicitation_defaults'})))
+        break
+      }
+      case 'sse-retry': {
+        // The server closes the call's stream after its priming event (retry: 500): the answer comes on the resume.
+        console.log(firstText(await client.callTool({name: 'test_reconnection'})))
+        break
+      }
+      default:
+        throw new Error(`Unknown scenario ${scenario}`)
     }
-    case 'elicitation-sep1034-client-defaults': {
-      // The server sends elicitation/create on the standalone GET stream: it must be open first.
-      await standalone
-      console.log(firstText(await client.callTool({name: 'test_client_elicitation_defaults'})))
-      break
-    }
-    case 'sse-retry': {
-      // The server closes the call's stream after its priming event (retry: 500): the answer comes on the resume.
-      console.log(firstText(await client.callTool({name: 'test_reconnection'})))
-      break
-    }
-    default:
-      throw new Error(`Unknown scenario ${scenario}`)
-  }
   await client.close()
   process.exit(0)
 } catch (error) {

@@ -37,24 +37,40 @@ async function main(): Promise<void> {
     store: new FileStore(file),
     reconnect: {minDelayMs: 50, maxDelayMs: 500},
     onEvent: (event) => {
-      const error = 'error' in event ? {error: event.error instanceof Error ? event.error.message : String(event.error)} : {}
+      const error =
+        'error' in event ? {error: event.error instanceof Error ? event.error.message : String(event.error)} : {}
       print({event: {...event, ...error} as TransportEvent})
-      if (event.type === 'unmatched-response' || (event.type === 'stream-closed' && event.stream === 'request' && event.reason !== 'completed')) finished()
+      if (
+        event.type === 'unmatched-response' ||
+        (event.type === 'stream-closed' && event.stream === 'request' && event.reason !== 'completed')
+      )
+        finished()
     },
   })
   const client = new Client({name: 'mcp-resumable-http-demo-agent', version: '1.0.0'}, {capabilities: {sampling: {}}})
-  client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'demo', role: 'assistant', content: {type: 'text', text: 'answer'}}))
+  client.setRequestHandler(CreateMessageRequestSchema, () => ({
+    model: 'demo',
+    role: 'assistant',
+    content: {type: 'text', text: 'answer'},
+  }))
   await client.connect(transport)
   print({connected: {sessionId: transport.sessionId, initialized: transport.metrics.newSessions > 0}})
 
   if (phase === 'call') {
-    const result = await client.callTool({name: tool, arguments: JSON.parse(args) as Record<string, unknown>}, undefined, {
-      onprogress: ({progress}) => print({progress}),
-      timeout: 60_000,
-    })
+    const result = await client.callTool(
+      {name: tool, arguments: JSON.parse(args) as Record<string, unknown>},
+      undefined,
+      {
+        onprogress: ({progress}) => print({progress}),
+        timeout: 60_000,
+      },
+    )
     print({result})
   } else {
-    const timedOut = await Promise.race([earlierCallEnded.then(() => false), new Promise<boolean>((resolve) => setTimeout(resolve, Number(waitMs), true))])
+    const timedOut = await Promise.race([
+      earlierCallEnded.then(() => false),
+      new Promise<boolean>((resolve) => setTimeout(resolve, Number(waitMs), true)),
+    ])
     // Let a duplicate, if the server sent one, arrive before the counters are read.
     await new Promise((resolve) => setTimeout(resolve, 100))
     print({done: {metrics: transport.metrics, timedOut}})

@@ -77,7 +77,8 @@ export function cuttableFetch(): {fetch: typeof fetch; cut: () => number; posted
       if (typeof method === 'string') posted[method] = (posted[method] ?? 0) + 1
     }
     const response = await fetch(input, init)
-    if (response.body === null || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) return response
+    if (response.body === null || !(response.headers.get('content-type') ?? '').includes('text/event-stream'))
+      return response
     const reader = response.body.getReader()
     let cut: (reason: Error) => void = () => {}
     const body = new ReadableStream<Uint8Array>({
@@ -136,7 +137,12 @@ const agentEntry = fileURLToPath(new URL('./agent.js', import.meta.url))
  * Starts a client process (demo/agent.ts, compiled next to this file): a real second Node process with its
  * own FileStore. Its transport events are narrated under `label`.
  */
-export function startAgent(label: string, args: string[], narrator: Narrator, onLine: (line: AgentLine) => void = () => {}): Agent {
+export function startAgent(
+  label: string,
+  args: string[],
+  narrator: Narrator,
+  onLine: (line: AgentLine) => void = () => {},
+): Agent {
   const child = spawn(process.execPath, [agentEntry, ...args], {stdio: ['ignore', 'pipe', 'inherit']})
   const lines: AgentLine[] = []
   createInterface({input: child.stdout}).on('line', (text) => {
@@ -169,19 +175,32 @@ export async function withStoreFile(scene: (file: string, agents: Agent[]) => Pr
 }
 
 /** Waits for `agent` to be done or to fail; when done, its final counters join the summary under `label`. */
-export async function agentDone(agent: Agent, label: string, narrator: Narrator, ms: number): Promise<AgentLine['done']> {
-  await until(() => agent.lines.some((line) => line.done !== undefined || line.error !== undefined), ms, `process ${label}`)
+export async function agentDone(
+  agent: Agent,
+  label: string,
+  narrator: Narrator,
+  ms: number,
+): Promise<AgentLine['done']> {
+  await until(
+    () => agent.lines.some((line) => line.done !== undefined || line.error !== undefined),
+    ms,
+    `process ${label}`,
+  )
   const done = agent.lines.find((line) => line.done !== undefined)?.done
   if (done !== undefined) narrator.track(label, () => done.metrics)
   return done
 }
 
 /** What a FileStore file (and its journal) holds for the one server in it: the session ID and each stream's cursor. */
-export async function readStoreFile(file: string): Promise<{sessionId: string | undefined; cursors: [string, string][]}> {
+export async function readStoreFile(
+  file: string,
+): Promise<{sessionId: string | undefined; cursors: [string, string][]}> {
   // Read as the next process would, through FileStore: a write may still sit in the file's journal.
   const store = new FileStore(file)
   const keys = await store.list('')
-  const stored = await Promise.all(keys.map(async (key) => [key, (await store.get(key)) as {sessionId?: string; lastEventId?: string}] as const))
+  const stored = await Promise.all(
+    keys.map(async (key) => [key, (await store.get(key)) as {sessionId?: string; lastEventId?: string}] as const),
+  )
   const session = stored.find(([key]) => key.endsWith('#session'))?.[1]
   const cursors = stored.flatMap(([key, record]): [string, string][] => {
     const stream = /#stream:(.+)$/.exec(key)?.[1]
@@ -204,4 +223,3 @@ export async function until(predicate: () => boolean, ms = 5000, what = 'conditi
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
-

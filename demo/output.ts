@@ -25,11 +25,11 @@ export const magenta = paint(35)
 export const legend = [
   '→ what the app does       · what the transport did       ✂ a fault: a connection cut, a process killed',
   '↻ a reconnect: the branch taken and both headers sent     ! an outcome the scene expects (a request settled, a session ended)',
-  '⊘ a duplicate dropped     ← an earlier process\'s answer   ? a server request received',
-  '⚠ what a faulty server does wrong, shown: not this transport\'s doing',
+  "⊘ a duplicate dropped     ← an earlier process's answer   ? a server request received",
+  "⚠ what a faulty server does wrong, shown: not this transport's doing",
   '✓ a check that passed     ✗ a check that failed (the scene then fails)',
-  'Σ client: the transport\'s metrics (replayed = events received after a Last-Event-ID; re-emitted = server requests',
-  '  received on a stream attached without one). Σ server: the reference server\'s instrumentation.',
+  "Σ client: the transport's metrics (replayed = events received after a Last-Event-ID; re-emitted = server requests",
+  "  received on a stream attached without one). Σ server: the reference server's instrumentation.",
 ]
 
 /** Prints a line of a scene, indented under its title. */
@@ -101,13 +101,14 @@ export class ToolRuns {
       counts.set(key, (counts.get(key) ?? 0) + 1)
     }
     if (counts.size === 0) return 'none'
-    return [...counts].map(([key, count]) => {
-      const [tool, name] = key.split('\u0000')
-      return name === undefined ? `${tool!}×${count}` : `${tool!}×${count} (${name})`
-    }).join(', ')
+    return [...counts]
+      .map(([key, count]) => {
+        const [tool, name] = key.split('\u0000')
+        return name === undefined ? `${tool!}×${count}` : `${tool!}×${count} (${name})`
+      })
+      .join(', ')
   }
 }
-
 
 /**
  * Narrates one scene: prints the transport's events as they happen (`label` tells client processes apart),
@@ -147,26 +148,41 @@ export class Narrator {
         say(`${who}${dim(`· initialize → ${event.sessionId}`)}`)
         break
       case 'stream-opened':
-        if (event.stream === 'standalone') say(`${who}${dim(`· standalone GET stream opened   ${headers(event.headers)}`)}`)
+        if (event.stream === 'standalone')
+          say(`${who}${dim(`· standalone GET stream opened   ${headers(event.headers)}`)}`)
         break
       case 'reconnect': {
         this.reconnects[event.branch] = (this.reconnects[event.branch] ?? 0) + 1
-        const branch = event.branch === 'stream-resumption' ? green(event.branch) : event.branch === 'session-resumption' ? yellow(event.branch) : magenta(event.branch)
+        const branch =
+          event.branch === 'stream-resumption'
+            ? green(event.branch)
+            : event.branch === 'session-resumption'
+              ? yellow(event.branch)
+              : magenta(event.branch)
         const attempt = event.attempt > 1 ? dim(` (attempt ${event.attempt})`) : ''
-        say(`${who}${cyan('↻')} ${bold(branch)}${' '.repeat(Math.max(1, 20 - event.branch.length))}${streamName(event.stream, event.requestId)}${attempt}`)
+        say(
+          `${who}${cyan('↻')} ${bold(branch)}${' '.repeat(Math.max(1, 20 - event.branch.length))}${streamName(event.stream, event.requestId)}${attempt}`,
+        )
         say(`${who}    GET  ${headers(event.headers)}`)
         break
       }
       case 'reconnect-failed':
         // attempt 0: a connection that broke while being read; later ones: a reconnect that failed.
-        if (event.attempt === 0) say(`${who}${red('✂')} ${streamName(event.stream, event.requestId)} broke ${dim(`(${messageOf(event.error)})`)}`)
+        if (event.attempt === 0)
+          say(
+            `${who}${red('✂')} ${streamName(event.stream, event.requestId)} broke ${dim(`(${messageOf(event.error)})`)}`,
+          )
         else say(`${who}${dim(`· attempt ${event.attempt} failed: ${messageOf(event.error)}`)}`)
         break
       case 'cursor-rejected':
-        say(`${who}${yellow('!')} the server refused Last-Event-ID ${event.lastEventId} (HTTP ${event.status}): the cursor is dropped`)
+        say(
+          `${who}${yellow('!')} the server refused Last-Event-ID ${event.lastEventId} (HTTP ${event.status}): the cursor is dropped`,
+        )
         break
       case 'session-expired':
-        say(`${who}${yellow('!')} session ${event.sessionId} expired (HTTP 404): session and cursors cleared, ${event.settledRequests} pending request(s) settled`)
+        say(
+          `${who}${yellow('!')} session ${event.sessionId} expired (HTTP 404): session and cursors cleared, ${event.settledRequests} pending request(s) settled`,
+        )
         break
       case 'request-settled': {
         const resend = event.code === 'session-expired' || event.code === 'outcome-unknown' ? ': not sent again' : ''
@@ -177,7 +193,9 @@ export class Narrator {
         say(`${who}${magenta('⊘')} duplicate dropped: ${duplicateName[event.what]} ${String(event.id)}`)
         break
       case 'cached-answer-resent':
-        say(`${who}${magenta('⊘')} server request ${String(event.requestId)} came again: the cached answer re-sent, the handler not run twice`)
+        say(
+          `${who}${magenta('⊘')} server request ${String(event.requestId)} came again: the cached answer re-sent, the handler not run twice`,
+        )
         break
       case 'unmatched-response':
         say(`${who}← the answer to request ${String(event.id)} of an earlier process: ${resultText(event.message)}`)
@@ -186,7 +204,8 @@ export class Narrator {
         this.#orphaned++
         break
       case 'stream-closed':
-        if (event.reason === 'given-up' || event.reason === 'not-offered') say(`${who}${yellow('!')} ${streamName(event.stream, event.requestId)} closed: ${event.reason}`)
+        if (event.reason === 'given-up' || event.reason === 'not-offered')
+          say(`${who}${yellow('!')} ${streamName(event.stream, event.requestId)} closed: ${event.reason}`)
         break
       case 'store-error':
         say(`${who}${yellow('!')} store error on ${event.key}: ${messageOf(event.error)}`)
@@ -217,11 +236,15 @@ export class Narrator {
   /** Prints the client's counters, and the server's when it is the reference server. */
   counters(): void {
     const m = this.metrics()
-    say(`${cyan('Σ')} client  replayed events ${bold(String(m.replayedEvents))} · re-emitted requests ${bold(String(m.reemittedRequests))} · duplicates dropped ${bold(String(m.duplicatesDropped))}`)
+    say(
+      `${cyan('Σ')} client  replayed events ${bold(String(m.replayedEvents))} · re-emitted requests ${bold(String(m.reemittedRequests))} · duplicates dropped ${bold(String(m.duplicatesDropped))}`,
+    )
     const server = this.#server
     if (server === undefined) return
     const s = serverCounters(server)
-    say(`  server  tool runs ${bold(this.runs?.text() ?? 'n/a')} · buffered events replayed ${s.replayed} · pending requests re-emitted ${s.reemitted} · cursors refused ${s.refused}`)
+    say(
+      `  server  tool runs ${bold(this.runs?.text() ?? 'n/a')} · buffered events replayed ${s.replayed} · pending requests re-emitted ${s.reemitted} · cursors refused ${s.refused}`,
+    )
   }
 
   /** Prints a check; a failed one makes the scene fail. */
@@ -244,14 +267,25 @@ export class Narrator {
 
 /** What the reference server counted: events replayed (live sessions), pending requests re-emitted, cursors refused. */
 function serverCounters(server: ReferenceServer): {replayed: number; reemitted: number; refused: number} {
-  const replayed = server.sessions().reduce((sum, session) => sum + session.streams.reduce((total, stream) => total + stream.replayed, 0), 0)
+  const replayed = server
+    .sessions()
+    .reduce((sum, session) => sum + session.streams.reduce((total, stream) => total + stream.replayed, 0), 0)
   return {replayed, reemitted: server.counters.reemittedRequests, refused: server.counters.refusedResumptions}
 }
 
 /** A plain-text table: column widths from the content, colour applied after padding. */
-export function table(header: string[], rows: string[][], tint: (row: number, column: number, text: string) => string): string[] {
+export function table(
+  header: string[],
+  rows: string[][],
+  tint: (row: number, column: number, text: string) => string,
+): string[] {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)))
   const line = (cells: string[], row: number): string =>
-    cells.map((cell, column) => (row < 0 ? bold(cell.padEnd(widths[column]!)) : tint(row, column, cell.padEnd(widths[column]!)))).join('  ').trimEnd()
+    cells
+      .map((cell, column) =>
+        row < 0 ? bold(cell.padEnd(widths[column]!)) : tint(row, column, cell.padEnd(widths[column]!)),
+      )
+      .join('  ')
+      .trimEnd()
   return [line(header, -1), ...rows.map(line)]
 }

@@ -3,7 +3,16 @@
  * connection cuts are made on the client's side (see {@link cuttableFetch}); the server's own counters are
  * unknown, so only the client's are shown.
  */
-import {agentDone, connect, cuttableFetch, readStoreFile, sayStored, startAgent, until, withStoreFile} from './client.ts'
+import {
+  agentDone,
+  connect,
+  cuttableFetch,
+  readStoreFile,
+  sayStored,
+  startAgent,
+  until,
+  withStoreFile,
+} from './client.ts'
 import {dim, red, say, type Narrator} from './output.ts'
 import {codeOf, resultText} from './wording.ts'
 
@@ -31,7 +40,8 @@ export interface RemoteScene {
 const describe = (tool: Tool): string => `${tool.name} ${JSON.stringify(tool.args)}`
 
 function needTool(tool: Tool | undefined): Tool {
-  if (tool === undefined) throw new Skip('no tool to call: pass --tool NAME (and --args JSON) for one that streams progress')
+  if (tool === undefined)
+    throw new Skip('no tool to call: pass --tool NAME (and --args JSON) for one that streams progress')
   return tool
 }
 
@@ -47,7 +57,10 @@ export const remoteScenes: RemoteScene[] = [
       say(`→ tools/call ${describe({name, args})}, with progress`)
       const state = {settled: false}
       const call = client
-        .callTool({name, arguments: args}, undefined, {onprogress: ({progress: step}) => progress.push(step), timeout: 60_000})
+        .callTool({name, arguments: args}, undefined, {
+          onprogress: ({progress: step}) => progress.push(step),
+          timeout: 60_000,
+        })
         .then(
           (result) => ({result, error: undefined}),
           (error: unknown) => ({result: undefined, error}),
@@ -56,7 +69,9 @@ export const remoteScenes: RemoteScene[] = [
       await until(() => progress.length >= 2 || state.settled, 30_000, 'progress 2')
       if (state.settled) {
         await client.close()
-        throw new Skip(`${name} sent ${progress.length} progress notification(s) before its result: nothing to cut mid-stream`)
+        throw new Skip(
+          `${name} sent ${progress.length} progress notification(s) before its result: nothing to cut mid-stream`,
+        )
       }
       say(`${red('✂')} the client's connections cut after progress ${progress.join(' ')} (the server is not told)`)
       network.cut()
@@ -65,7 +80,10 @@ export const remoteScenes: RemoteScene[] = [
       n.check(new Set(progress).size === progress.length, `progress never delivered twice: ${progress.join(' ')}`)
       n.check(network.posted['tools/call'] === 1, 'tools/call POSTed once')
       if (result !== undefined) {
-        n.check((n.reconnects['stream-resumption'] ?? 0) >= 1, `the stream resumed from its cursor; the result arrived once: "${resultText(result)}"`)
+        n.check(
+          (n.reconnects['stream-resumption'] ?? 0) >= 1,
+          `the stream resumed from its cursor; the result arrived once: "${resultText(result)}"`,
+        )
       } else {
         const code = codeOf(error)
         say(dim('the server could not resume the stream (no event IDs, or no event store)'))
@@ -90,7 +108,8 @@ export const remoteScenes: RemoteScene[] = [
         agents.push(a)
         const finished = (): boolean => a.lines.some((line) => line.result !== undefined || line.error !== undefined)
         await until(() => progressA.length >= 2 || finished(), 30_000, "process A's progress 2")
-        if (finished()) throw new Skip(`${name} finished before its second progress notification: nothing to kill mid-call`)
+        if (finished())
+          throw new Skip(`${name} finished before its second progress notification: nothing to kill mid-call`)
         a.kill()
         await a.exited
         say(`${red('✂')} process A (pid ${a.pid}) killed with SIGKILL after progress ${progressA.join(' ')}`)
@@ -107,8 +126,14 @@ export const remoteScenes: RemoteScene[] = [
         if (orphaned > 0) say(`${dim('B│')} ${orphaned} notifications replayed for A's Client: not delivered to B's`)
         n.counters()
         const unmatched = b.lines.filter((line) => line.event?.type === 'unmatched-response')
-        n.check(connected?.sessionId !== undefined && !connected.initialized, `B took session ${String(connected?.sessionId)} from the file: no second initialize`)
-        n.check(unmatched.length <= 1 && done?.metrics.duplicatesDropped === 0, `nothing delivered twice; A's result ${unmatched.length === 1 ? 'arrived once, in B' : 'did not come back (the server did not resume the stream)'}`)
+        n.check(
+          connected?.sessionId !== undefined && !connected.initialized,
+          `B took session ${String(connected?.sessionId)} from the file: no second initialize`,
+        )
+        n.check(
+          unmatched.length <= 1 && done?.metrics.duplicatesDropped === 0,
+          `nothing delivered twice; A's result ${unmatched.length === 1 ? 'arrived once, in B' : 'did not come back (the server did not resume the stream)'}`,
+        )
       })
     },
   },
@@ -146,13 +171,21 @@ export const remoteScenes: RemoteScene[] = [
       }
       say(`${red('✂')} ${sessionId} ended behind the transport's back (a DELETE of its own, HTTP ${ended.status})`)
       say('→ tools/list')
-      const code = codeOf(await client.listTools().then(() => undefined, (error: unknown) => error))
+      const code = codeOf(
+        await client.listTools().then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      )
       n.counters()
       n.check(code === 'session-expired', `tools/list failed with '${String(code)}'`)
       n.check(network.posted['tools/list'] === 1, 'tools/list was POSTed once, never again')
       await client.close()
       await client.connect(transport)
-      n.check(transport.sessionId !== undefined && transport.sessionId !== sessionId, `the app re-initialized: ${String(transport.sessionId)}`)
+      n.check(
+        transport.sessionId !== undefined && transport.sessionId !== sessionId,
+        `the app re-initialized: ${String(transport.sessionId)}`,
+      )
       await client.close()
     },
   },

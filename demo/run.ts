@@ -31,11 +31,19 @@ const usage = `usage: npm run demo [-- --server URL [--tool NAME] [--args JSON]]
   --args JSON    its arguments; default for "slow": {"steps":6,"delayMs":300}`
 
 function timeout(ms: number): Promise<never> {
-  return new Promise((_, reject) => setTimeout(() => reject(new Error(`the scene did not end within ${ms / 1000} s`)), ms).unref())
+  return new Promise((_, reject) =>
+    setTimeout(() => reject(new Error(`the scene did not end within ${ms / 1000} s`)), ms).unref(),
+  )
 }
 
 /** Runs one scene under its title; its failures, skip reason and counters become its outcome. */
-async function scene(index: number, name: string, title: string, narrator: Narrator, run: () => Promise<void>): Promise<Outcome> {
+async function scene(
+  index: number,
+  name: string,
+  title: string,
+  narrator: Narrator,
+  run: () => Promise<void>,
+): Promise<Outcome> {
   console.log(`\n${bold(`Scene ${index}.`)} ${bold(title)}`)
   try {
     await Promise.race([run(), timeout(sceneTimeoutMs)])
@@ -51,7 +59,9 @@ async function scene(index: number, name: string, title: string, narrator: Narra
 }
 
 async function runReference(): Promise<Outcome[]> {
-  console.log(`${bold('mcp-resumable-http')} — the SDK Client on ResumableHTTPClientTransport, against the reference server`)
+  console.log(
+    `${bold('mcp-resumable-http')} — the SDK Client on ResumableHTTPClientTransport, against the reference server`,
+  )
   console.log(dim('(mcp-resumable-http/testing) on 127.0.0.1, a fresh one per scene. What the marks mean:'))
   for (const line of legend) console.log(dim(`  ${line}`))
   const outcomes: Outcome[] = []
@@ -61,7 +71,11 @@ async function runReference(): Promise<Outcome[]> {
     const listening = await listen(server)
     const narrator = new Narrator({server, runs})
     try {
-      outcomes.push(await scene(index + 1, definition.name, definition.title, narrator, () => definition.run({url: listening.url, server, listening, narrator})))
+      outcomes.push(
+        await scene(index + 1, definition.name, definition.title, narrator, () =>
+          definition.run({url: listening.url, server, listening, narrator}),
+        ),
+      )
     } finally {
       await listening.close()
     }
@@ -78,7 +92,9 @@ async function chooseTool(url: string, name: string | undefined, args: string | 
   await client.connect(transport)
   try {
     const {tools} = await client.listTools()
-    return tools.some((tool) => tool.name === 'slow') ? {name: 'slow', args: parsed ?? {steps: 6, delayMs: 300}} : undefined
+    return tools.some((tool) => tool.name === 'slow')
+      ? {name: 'slow', args: parsed ?? {steps: 6, delayMs: 300}}
+      : undefined
   } finally {
     await transport.terminateSession().catch(() => {})
     await client.close()
@@ -87,15 +103,27 @@ async function chooseTool(url: string, name: string | undefined, args: string | 
 
 async function runRemote(url: string, toolName: string | undefined, args: string | undefined): Promise<Outcome[]> {
   console.log(`${bold('mcp-resumable-http')} — the SDK Client on ResumableHTTPClientTransport, against ${url}`)
-  console.log(dim("Only the scenes that need no server fault; connection cuts are made on the client's side; the server's counters are not known."))
+  console.log(
+    dim(
+      "Only the scenes that need no server fault; connection cuts are made on the client's side; the server's counters are not known.",
+    ),
+  )
   console.log(dim('What the marks mean:'))
   for (const line of legend.filter((line) => !line.startsWith('⚠'))) console.log(dim(`  ${line}`))
   const tool = await chooseTool(url, toolName, args)
-  console.log(dim(tool === undefined ? 'No tool chosen (--tool NAME): the tool scenes are skipped.' : `Tool: ${tool.name} ${JSON.stringify(tool.args)}`))
+  console.log(
+    dim(
+      tool === undefined
+        ? 'No tool chosen (--tool NAME): the tool scenes are skipped.'
+        : `Tool: ${tool.name} ${JSON.stringify(tool.args)}`,
+    ),
+  )
   const outcomes: Outcome[] = []
   for (const [index, definition] of remoteScenes.entries()) {
     const narrator = new Narrator()
-    outcomes.push(await scene(index + 1, definition.name, definition.title, narrator, () => definition.run({url, narrator, tool})))
+    outcomes.push(
+      await scene(index + 1, definition.name, definition.title, narrator, () => definition.run({url, narrator, tool})),
+    )
   }
   return outcomes
 }
@@ -108,7 +136,10 @@ function summary(outcomes: Outcome[]): void {
       .join(' ') || '—'
   const rows = outcomes.map((outcome, index) => {
     const stats = outcome.stats
-    const cells = stats === undefined ? ['', '', '', '', ''] : [branches(stats), String(stats.replayed), String(stats.reemitted), String(stats.dropped), stats.runs ?? 'n/a']
+    const cells =
+      stats === undefined
+        ? ['', '', '', '', '']
+        : [branches(stats), String(stats.replayed), String(stats.reemitted), String(stats.dropped), stats.runs ?? 'n/a']
     return [String(index + 1), outcome.name, ...cells, outcome.status]
   })
   console.log(`\n${bold('Summary')}`)
@@ -119,7 +150,11 @@ function summary(outcomes: Outcome[]): void {
     return status === 'pass' ? green(text) : status === 'FAIL' ? red(text) : yellow(text)
   })
   for (const line of lines) console.log(`  ${line}`)
-  console.log(dim('  reconnects: stream = stream resumption (Last-Event-ID), session = session resumption (the session ID alone)'))
+  console.log(
+    dim(
+      '  reconnects: stream = stream resumption (Last-Event-ID), session = session resumption (the session ID alone)',
+    ),
+  )
   const count = (status: Outcome['status']): number => outcomes.filter((outcome) => outcome.status === status).length
   const skipped = count('skip') > 0 ? `, ${count('skip')} skipped` : ''
   // Scenes, not tests: worded so that no test-runner summary can be mistaken for it.
@@ -128,14 +163,20 @@ function summary(outcomes: Outcome[]): void {
 
 async function main(): Promise<number> {
   const {values} = parseArgs({
-    options: {server: {type: 'string'}, tool: {type: 'string'}, args: {type: 'string'}, help: {type: 'boolean', short: 'h'}},
+    options: {
+      server: {type: 'string'},
+      tool: {type: 'string'},
+      args: {type: 'string'},
+      help: {type: 'boolean', short: 'h'},
+    },
   })
   if (values.help === true) {
     console.log(usage)
     return 0
   }
   const started = Date.now()
-  const outcomes = values.server === undefined ? await runReference() : await runRemote(values.server, values.tool, values.args)
+  const outcomes =
+    values.server === undefined ? await runReference() : await runRemote(values.server, values.tool, values.args)
   summary(outcomes)
   console.log(dim(`${((Date.now() - started) / 1000).toFixed(1)} s`))
   return outcomes.some((outcome) => outcome.status === 'FAIL') ? 1 : 0

@@ -11,7 +11,11 @@ export function messageOf(error: unknown): string {
 
 /** The text of a tool result (a `callTool` result, or the JSON-RPC response carrying one), or of its error. */
 export function resultText(message: unknown): string {
-  const response = message as {result?: {content?: {text?: string}[]}; content?: {text?: string}[]; error?: {message?: string}}
+  const response = message as {
+    result?: {content?: {text?: string}[]}
+    content?: {text?: string}[]
+    error?: {message?: string}
+  }
   if (response.error !== undefined) return `error: ${response.error.message ?? '?'}`
   const content = response.result?.content ?? response.content
   return content?.map((item) => item.text ?? '').join(' ') ?? JSON.stringify(message)

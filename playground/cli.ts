@@ -6,7 +6,12 @@ import {parseArgs} from 'node:util'
 import {startPlayground} from './server.ts'
 
 const {values} = parseArgs({
-  options: {build: {type: 'boolean'}, port: {type: 'string'}, host: {type: 'string'}, help: {type: 'boolean', short: 'h'}},
+  options: {
+    build: {type: 'boolean'},
+    port: {type: 'string'},
+    host: {type: 'string'},
+    help: {type: 'boolean', short: 'h'},
+  },
 })
 
 if (values.help === true) {
@@ -19,7 +24,9 @@ const playground = await startPlayground({
   ...(values.port === undefined ? {} : {port: Number(values.port)}),
   ...(values.host === undefined ? {} : {host: values.host}),
 })
-console.log(`\n  mcp-resumable-http playground (${values.build === true ? 'production build' : 'Vite dev server'}) + reference server on one origin:\n`)
+console.log(
+  `\n  mcp-resumable-http playground (${values.build === true ? 'production build' : 'Vite dev server'}) + reference server on one origin:\n`,
+)
 console.log(`  ➜  ${playground.url}\n`)
 console.log('  Ctrl+C to stop.')
 

@@ -3,7 +3,11 @@
 type Child = Node | string | number | undefined | false
 
 /** Creates an element with attributes (`class`, `data-*`, ...) and children; falsy children are skipped. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag)
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value)
   for (const child of children) {
@@ -22,7 +26,11 @@ export function byId(id: string): HTMLElement {
 
 /** Replaces the children of `parent`. */
 export function fill(parent: Element, ...children: Child[]): void {
-  parent.replaceChildren(...children.filter((child): child is Node | string | number => child !== undefined && child !== false).map((child) => (typeof child === 'number' ? String(child) : child)))
+  parent.replaceChildren(
+    ...children
+      .filter((child): child is Node | string | number => child !== undefined && child !== false)
+      .map((child) => (typeof child === 'number' ? String(child) : child)),
+  )
 }
 
 /** `12:03:04.123` (or `03:04.123` without the hour), local time. */

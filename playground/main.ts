@@ -25,7 +25,9 @@ const store = new IdbStore()
  * Calls of this load and the finished ones of earlier loads (kept in sessionStorage). Those running when the page
  * went away come back from the transport's call journal, by name, with their progress.
  */
-const calls: Call[] = (JSON.parse(sessionStorage.getItem('playground:calls') ?? '[]') as Call[]).filter((call) => call.status !== 'running')
+const calls: Call[] = (JSON.parse(sessionStorage.getItem('playground:calls') ?? '[]') as Call[]).filter(
+  (call) => call.status !== 'running',
+)
 let serverState: PlaygroundState | undefined
 /** Set when the page is about to reload: the calls it closes go on in the next load, not failed. */
 let leaving = false
@@ -59,18 +61,36 @@ function onEvent(event: TransportEvent): void {
 function showEarlier(call: JournaledCall): void {
   let entry = calls.find((candidate) => candidate.callId === call.callId)
   if (entry === undefined) {
-    entry = {key: ++callKeys, load, label: call.name, progress: 0, total: undefined, status: 'earlier', text: '', callId: call.callId}
+    entry = {
+      key: ++callKeys,
+      load,
+      label: call.name,
+      progress: 0,
+      total: undefined,
+      status: 'earlier',
+      text: '',
+      callId: call.callId,
+    }
     calls.push(entry)
   }
   entry.progress = call.progress?.progress ?? entry.progress
   entry.total = call.progress?.total ?? entry.total
-  if (call.state === 'completed' || call.state === 'failed') entry.text = resultText(call.state === 'completed' ? {result: call.result} : {error: call.error})
+  if (call.state === 'completed' || call.state === 'failed')
+    entry.text = resultText(call.state === 'completed' ? {result: call.result} : {error: call.error})
   else if (call.state === 'outcome-unknown') entry.text = `outcome unknown: ${call.reason ?? ''}`
   if (entry.text !== '') setTimeout(() => void transport.calls.forget(call.callId), 0)
 }
 
-const transport = new ResumableHTTPClientTransport(endpoint, {store, onEvent, callJournal: true, reconnect: {minDelayMs: 100, maxDelayMs: 2000}})
-const client = new Client({name: 'mcp-resumable-http-playground', version: '1.0.0'}, {capabilities: {sampling: {}, elicitation: {}}})
+const transport = new ResumableHTTPClientTransport(endpoint, {
+  store,
+  onEvent,
+  callJournal: true,
+  reconnect: {minDelayMs: 100, maxDelayMs: 2000},
+})
+const client = new Client(
+  {name: 'mcp-resumable-http-playground', version: '1.0.0'},
+  {capabilities: {sampling: {}, elicitation: {}}},
+)
 client.onerror = (error) => note('page', 'bad', `client.onerror: ${error.message}`)
 
 // The server asks mid-call: the question waits in the page until it is answered there.
@@ -100,7 +120,14 @@ function ask(kind: 'sampling' | 'elicitation', question: string): Promise<string
     const declineButton = h('button', {'data-action': 'decline'}, 'Decline')
     answerButton.addEventListener('click', () => finish(input.value))
     declineButton.addEventListener('click', () => finish(undefined))
-    const card = h('div', {class: 'question', 'data-kind': kind}, h('div', {}, h('strong', {}, `The server asks (${kind}): `), question), input, answerButton, declineButton)
+    const card = h(
+      'div',
+      {class: 'question', 'data-kind': kind},
+      h('div', {}, h('strong', {}, `The server asks (${kind}): `), question),
+      input,
+      answerButton,
+      declineButton,
+    )
     byId('questions').append(card)
   })
 }
@@ -133,9 +160,12 @@ async function call(label: string, name: string, args: Record<string, unknown>):
   schedule()
 }
 
-
 async function post(path: string, body: object = {}): Promise<Record<string, unknown>> {
-  const response = await fetch(path, {method: 'POST', headers: {'content-type': 'application/json'}, body: JSON.stringify(body)})
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: {'content-type': 'application/json'},
+    body: JSON.stringify(body),
+  })
   return (await response.json()) as Record<string, unknown>
 }
 
@@ -204,7 +234,8 @@ function schedule(): void {
     renderCalls(calls)
     renderCounters(transport.metrics, serverState)
     renderServer(serverState)
-    if (serverState !== undefined && document.activeElement !== byId('mode')) (byId('mode') as HTMLSelectElement).value = serverState.mode
+    if (serverState !== undefined && document.activeElement !== byId('mode'))
+      (byId('mode') as HTMLSelectElement).value = serverState.mode
   })
 }
 
@@ -238,7 +269,10 @@ async function describeStore(): Promise<string> {
   const journaled: string[] = []
   for (const key of await store.list(keys.calls)) {
     const call = (await store.get(key)) as JournaledCall | undefined
-    if (call !== undefined) journaled.push(`${call.name} ${call.progress === undefined ? call.state : `${call.progress.progress}/${String(call.progress.total)}`}`)
+    if (call !== undefined)
+      journaled.push(
+        `${call.name} ${call.progress === undefined ? call.state : `${call.progress.progress}/${String(call.progress.total)}`}`,
+      )
   }
   return `${session.sessionId}; cursors: ${list.length === 0 ? 'none' : list.join(', ')}; calls: ${journaled.length === 0 ? 'none' : journaled.join(', ')}`
 }
@@ -255,7 +289,13 @@ async function main(): Promise<void> {
   void poll()
   await client.connect(transport)
   showSession()
-  note('page', 'good', transport.metrics.newSessions > 0 ? `connected: new session ${String(transport.sessionId)}` : `connected: session ${String(transport.sessionId)} resumed from IndexedDB, no initialize`)
+  note(
+    'page',
+    'good',
+    transport.metrics.newSessions > 0
+      ? `connected: new session ${String(transport.sessionId)}`
+      : `connected: session ${String(transport.sessionId)} resumed from IndexedDB, no initialize`,
+  )
   document.body.dataset['ready'] = 'true'
 }
 

@@ -11,7 +11,12 @@ import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {build, createServer, preview, type Plugin} from 'vite'
 import type {ServerMode} from '../src/testing/index.ts'
-import {createReferenceServer, serveNodeRequest, type ReferenceServer, type ReferenceServerOptions} from '../src/testing/node.ts'
+import {
+  createReferenceServer,
+  serveNodeRequest,
+  type ReferenceServer,
+  type ReferenceServerOptions,
+} from '../src/testing/node.ts'
 import {control, type PlaygroundState} from './state.ts'
 
 export interface PlaygroundOptions {
@@ -76,7 +81,8 @@ function referencePlugin(reference: ReferenceServer): Plugin {
   const middleware = (incoming: IncomingMessage, outgoing: ServerResponse, next: () => void): void => {
     const path = (incoming.url ?? '/').split('?')[0]!
     if (path === '/mcp') void serveNodeRequest(reference, incoming, outgoing)
-    else if (path.startsWith('/__playground/')) void serveNodeRequest({handle: (request) => controlRequest(reference, request)}, incoming, outgoing)
+    else if (path.startsWith('/__playground/'))
+      void serveNodeRequest({handle: (request) => controlRequest(reference, request)}, incoming, outgoing)
     else next()
   }
   return {
@@ -92,12 +98,15 @@ function referencePlugin(reference: ReferenceServer): Plugin {
 
 async function controlRequest(reference: ReferenceServer, request: Request): Promise<Response> {
   const {pathname} = new URL(request.url)
-  if (request.method === 'GET' && pathname === control.state) return Response.json(stateOf(reference), {headers: {'cache-control': 'no-store'}})
+  if (request.method === 'GET' && pathname === control.state)
+    return Response.json(stateOf(reference), {headers: {'cache-control': 'no-store'}})
   if (request.method !== 'POST') return Response.json({error: 'not found'}, {status: 404})
   const body = (await request.json().catch(() => ({}))) as {sessionId?: unknown; mode?: unknown}
   switch (pathname) {
     case control.cut: {
-      const live = reference.sessions().reduce((count, session) => count + session.streams.filter((stream) => stream.connected).length, 0)
+      const live = reference
+        .sessions()
+        .reduce((count, session) => count + session.streams.filter((stream) => stream.connected).length, 0)
       reference.faults.disconnect({how: 'error'})
       return Response.json({cut: live})
     }
@@ -110,7 +119,8 @@ async function controlRequest(reference: ReferenceServer, request: Request): Pro
       return Response.json({expired: sessionId ?? reference.sessions()[0]?.id})
     }
     case control.mode: {
-      if (!modes.includes(body.mode as ServerMode)) return Response.json({error: `mode must be one of ${modes.join(', ')}`}, {status: 400})
+      if (!modes.includes(body.mode as ServerMode))
+        return Response.json({error: `mode must be one of ${modes.join(', ')}`}, {status: 400})
       reference.mode = body.mode as ServerMode
       return Response.json({mode: reference.mode})
     }
@@ -137,8 +147,12 @@ function stateOf(reference: ReferenceServer): PlaygroundState {
     pending: session.pending.map(({id, method}) => ({id, method})),
   }))
   const posts: Record<string, number> = {}
-  for (const entry of reference.requests('POST')) if (entry.rpcMethod !== undefined) posts[entry.rpcMethod] = (posts[entry.rpcMethod] ?? 0) + 1
-  const replayedEvents = sessions.reduce((sum, session) => sum + session.streams.reduce((total, stream) => total + stream.replayed, 0), 0)
+  for (const entry of reference.requests('POST'))
+    if (entry.rpcMethod !== undefined) posts[entry.rpcMethod] = (posts[entry.rpcMethod] ?? 0) + 1
+  const replayedEvents = sessions.reduce(
+    (sum, session) => sum + session.streams.reduce((total, stream) => total + stream.replayed, 0),
+    0,
+  )
   return {
     mode: reference.mode,
     executions: {...reference.executions},
@@ -148,4 +162,3 @@ function stateOf(reference: ReferenceServer): PlaygroundState {
     log: reference.log.slice(-40),
   }
 }
-

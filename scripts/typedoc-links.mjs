@@ -20,7 +20,12 @@ function relativeMentions(comment) {
   const parts = [...comment.summary, ...comment.blockTags.flatMap((tag) => tag.content)]
   const found = [...plainText(parts).matchAll(mention)].map(([text]) => text)
   for (const part of parts) {
-    const target = part.kind === 'relative-link' ? part.text : part.kind === 'inline-tag' && typeof part.target === 'string' ? part.target : undefined
+    const target =
+      part.kind === 'relative-link'
+        ? part.text
+        : part.kind === 'inline-tag' && typeof part.target === 'string'
+          ? part.target
+          : undefined
     if (target !== undefined && mention.test(target) && !target.startsWith(repository)) found.push(target)
     mention.lastIndex = 0
   }
@@ -33,7 +38,9 @@ export function load(app) {
     for (const reflection of Object.values(context.project.reflections)) {
       if (reflection.comment === undefined) continue
       for (const text of relativeMentions(reflection.comment)) {
-        app.logger.warn(`${reflection.getFriendlyFullName()}: "${text}" is not shipped with the package: link it as ${repository}${text} (${Comment.combineDisplayParts(reflection.comment.summary).slice(0, 60)}…)`)
+        app.logger.warn(
+          `${reflection.getFriendlyFullName()}: "${text}" is not shipped with the package: link it as ${repository}${text} (${Comment.combineDisplayParts(reflection.comment.summary).slice(0, 60)}…)`,
+        )
       }
     }
   })

@@ -5,8 +5,19 @@
  * processes that get killed (which print the same reports as JSON lines).
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import {CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, McpError, type JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {isTransportError, ResumableHTTPClientTransport, type ResumptionStore, type TransportEvent} from '../src/index.ts'
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js'
+import {
+  isTransportError,
+  ResumableHTTPClientTransport,
+  type ResumptionStore,
+  type TransportEvent,
+} from '../src/index.ts'
 import type {Random} from './random.ts'
 import {eventLine} from './trace.ts'
 
@@ -70,7 +81,10 @@ export class Agent {
   #stopped = false
   readonly #tracing: boolean
 
-  constructor(url: string, options: {random: Random; sink: Sink; store?: ResumptionStore; name: string; trace?: boolean}) {
+  constructor(
+    url: string,
+    options: {random: Random; sink: Sink; store?: ResumptionStore; name: string; trace?: boolean},
+  ) {
     this.#sink = options.sink
     this.#random = options.random
     this.#tracing = options.trace === true
@@ -139,7 +153,8 @@ export class Agent {
     const random = this.#random
     const roll = random.next()
     if (roll < 0.4) return {name: 'slow', args: {steps: random.int(1, 5), delayMs: random.int(5, 40)}}
-    if (roll < 0.75) return {name: 'ask', args: {count: random.int(1, 2), kind: random.chance(0.5) ? 'sampling' : 'elicitation'}}
+    if (roll < 0.75)
+      return {name: 'ask', args: {count: random.int(1, 2), kind: random.chance(0.5) ? 'sampling' : 'elicitation'}}
     if (roll < 0.9) return {name: 'increment', args: {}}
     return {name: 'echo', args: {text: 'soak'}}
   }
@@ -187,8 +202,18 @@ export class Agent {
     }
     if (event.type === 'unmatched-response') this.#sink({t: 'unmatched', id: String(event.id)})
     // The soak tells why a call's answer was lost by how its stream ended (the request ID is the one on the wire).
-    if (event.type === 'stream-closed' && event.stream === 'request' && event.reason !== 'completed' && event.requestId !== undefined) {
-      this.#sink({t: 'stream-closed', sessionId: this.transport.sessionId, requestId: String(event.requestId), reason: event.reason})
+    if (
+      event.type === 'stream-closed' &&
+      event.stream === 'request' &&
+      event.reason !== 'completed' &&
+      event.requestId !== undefined
+    ) {
+      this.#sink({
+        t: 'stream-closed',
+        sessionId: this.transport.sessionId,
+        requestId: String(event.requestId),
+        reason: event.reason,
+      })
     }
     // A session lost while no call is in flight: re-initialize before the next call needs it.
     if (event.type === 'session-expired') queueMicrotask(() => void this.#reinitialize())

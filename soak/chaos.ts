@@ -134,7 +134,12 @@ export class Chaos {
     }
     if (roll < 42) {
       const tag = this.#arm('close-with-retry')
-      faults.cutNext(Object.assign({after: random.int(1, 4), how: 'close' as const, retryMs: random.int(20, 300), on: 'POST' as const}, tag))
+      faults.cutNext(
+        Object.assign(
+          {after: random.int(1, 4), how: 'close' as const, retryMs: random.int(20, 300), on: 'POST' as const},
+          tag,
+        ),
+      )
       return
     }
     if (roll < 60) {
@@ -144,7 +149,13 @@ export class Chaos {
       const tag = this.#arm(kind)
       for (let i = 0; i < count; i++) {
         if (kind === 'burst-get') faults.failNext(Object.assign({method: 'GET' as const, status}, tag))
-        else faults.failNext(Object.assign({method: 'POST' as const, status, rpcMethod: kind === 'burst-call' ? 'tools/call' : undefined}, tag))
+        else
+          faults.failNext(
+            Object.assign(
+              {method: 'POST' as const, status, rpcMethod: kind === 'burst-call' ? 'tools/call' : undefined},
+              tag,
+            ),
+          )
       }
       return
     }
@@ -200,7 +211,8 @@ export class Chaos {
         },
         at: (received) => {
           if (received.length < offset) return undefined
-          if (target === 'call') kind = firstEventBefore(received, offset) ? 'cut-after-first-event' : 'cut-before-first-event'
+          if (target === 'call')
+            kind = firstEventBefore(received, offset) ? 'cut-after-first-event' : 'cut-before-first-event'
           return offset
         },
       })

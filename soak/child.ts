@@ -25,7 +25,13 @@ const print = (report: Report): void => {
   process.stdout.write(`${JSON.stringify(report)}\n`)
 }
 const random = new Random(args.seed)
-const agent = new Agent(args.url, {random, sink: print, store: new FileStore(args.file), name: 'soak-child', trace: args.trace})
+const agent = new Agent(args.url, {
+  random,
+  sink: print,
+  store: new FileStore(args.file),
+  name: 'soak-child',
+  trace: args.trace,
+})
 
 let stopping = false
 const ended = new Promise<void>((resolve) => {

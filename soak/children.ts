@@ -31,7 +31,15 @@ export class Children {
   #stopping = false
   #closing = false
 
-  constructor(options: {count: number; entry: string; url: string; directory: string; random: Random; ledger: Ledger; trace: boolean}) {
+  constructor(options: {
+    count: number
+    entry: string
+    url: string
+    directory: string
+    random: Random
+    ledger: Ledger
+    trace: boolean
+  }) {
     this.#trace = options.trace
     this.#entry = options.entry
     this.#url = options.url

@@ -47,8 +47,16 @@ const causes = {
     why: `the soak's reconnect policy (attempts ${reconnect.minDelayMs} - ${reconnect.maxDelayMs} ms apart, about 3 s in all) ends before its outages (${outageMs[0] / 1000} - ${outageMs[1] / 1000} s) on purpose: waiting longer is the app's choice (the default policy waits about 4 minutes)`,
     kinds: ['outage'],
   },
-  givenUp: {cause: 'its resumption given up while the server was reachable', why: undefined, kinds: ['restart-kept', 'burst-get', 'cut-resume', 'cut-get', 'drop-all']},
-  silent: {cause: 'its resumed stream silent for resumeTimeoutMs', why: undefined, kinds: ['restart-kept', 'cut-resume']},
+  givenUp: {
+    cause: 'its resumption given up while the server was reachable',
+    why: undefined,
+    kinds: ['restart-kept', 'burst-get', 'cut-resume', 'cut-get', 'drop-all'],
+  },
+  silent: {
+    cause: 'its resumed stream silent for resumeTimeoutMs',
+    why: undefined,
+    kinds: ['restart-kept', 'cut-resume'],
+  },
 } as const satisfies Record<string, {cause: string; why: string | undefined; kinds: readonly FaultKind[]}>
 
 type Cause = keyof typeof causes | 'unexplained'
@@ -145,7 +153,10 @@ export class Ledger {
         call.outcome = report.outcome
         call.via = report.via
         call.status = report.status
-        this.#trace?.line(owner, `${call.sessionId ?? '-'} end ${report.callId} ${report.outcome} ${report.via ?? ''} ${report.status ?? ''}`)
+        this.#trace?.line(
+          owner,
+          `${call.sessionId ?? '-'} end ${report.callId} ${report.outcome} ${report.via ?? ''} ${report.status ?? ''}`,
+        )
         break
       }
       case 'duplicate':
@@ -189,14 +200,21 @@ export class Ledger {
   causeOf(callId: string, faults: readonly Fault[], streamEnd: string | undefined): Cause {
     const call = this.calls.get(callId)
     if (call === undefined) return 'unexplained'
-    if (call.via === 'post') return call.status === undefined ? 'postLost' : call.status === 500 || call.status === 502 ? 'postFailed' : 'unexplained'
+    if (call.via === 'post')
+      return call.status === undefined
+        ? 'postLost'
+        : call.status === 500 || call.status === 502
+          ? 'postFailed'
+          : 'unexplained'
     if (call.via !== 'stream') return 'unexplained'
     switch (streamEnd) {
       case 'abandoned':
         return 'noCursor'
       case 'given-up': {
         const end = call.settled ?? Date.now()
-        const outage = faults.some((fault) => fault.kind === 'outage' && fault.until + noticeMs >= call.started && fault.from <= end)
+        const outage = faults.some(
+          (fault) => fault.kind === 'outage' && fault.until + noticeMs >= call.started && fault.from <= end,
+        )
         return outage ? 'outage' : 'givenUp'
       }
       case 'silent':
@@ -209,10 +227,13 @@ export class Ledger {
   /** The fault acting while `call` ran that it is put next to (`kinds`: those of its row), or `none`. */
   #faultOf(callId: string, call: CallRecord, faults: readonly Fault[], kinds: readonly FaultKind[]): string {
     const end = call.settled ?? Date.now()
-    const during = faults.filter((fault) => fault.until + (destroysPools.has(fault.kind) ? noticeMs : 0) >= call.started && fault.from <= end)
+    const during = faults.filter(
+      (fault) => fault.until + (destroysPools.has(fault.kind) ? noticeMs : 0) >= call.started && fault.from <= end,
+    )
     const own = during.find((fault) => fault.callId === callId)
     if (own !== undefined) return own.kind
-    const acts = (kind: FaultKind): boolean => during.some((fault) => fault.kind === kind && (kind !== 'session-expired' || fault.sessionId === call.sessionId))
+    const acts = (kind: FaultKind): boolean =>
+      during.some((fault) => fault.kind === kind && (kind !== 'session-expired' || fault.sessionId === call.sessionId))
     return blame.find((kind) => kinds.includes(kind) && acts(kind)) ?? blame.find(acts) ?? 'none'
   }
 
@@ -256,7 +277,9 @@ export class Ledger {
         unknownByCause.set(cause, row)
         if (known?.why === undefined) {
           const how = `${call.via ?? '?'} ${call.status ?? ''} ${streamEnds.get(id) ?? ''}`
-          this.#example(`${id} of ${call.owner} (${call.tool}, ${call.sessionId}, ran ${input.runs.get(id) ?? 0}×, ${how}) outcome-unknown: ${known?.cause ?? cause}`)
+          this.#example(
+            `${id} of ${call.owner} (${call.tool}, ${call.sessionId}, ran ${input.runs.get(id) ?? 0}×, ${how}) outcome-unknown: ${known?.cause ?? cause}`,
+          )
         }
       }
     }
@@ -271,7 +294,10 @@ export class Ledger {
     }
     for (const request of input.lost) {
       const call = request.callId === undefined ? undefined : this.calls.get(request.callId)
-      const cause = request.callId === undefined ? 'its call unknown' : `${request.callId} of ${call?.owner ?? '?'}: ${call?.outcome ?? 'open'}`
+      const cause =
+        request.callId === undefined
+          ? 'its call unknown'
+          : `${request.callId} of ${call?.owner ?? '?'}: ${call?.outcome ?? 'open'}`
       this.#example(`${request.method} ${request.sessionId} ${String(request.id)} never answered (${cause})`)
     }
     const faults: Partial<Record<FaultKind, number>> = {}
@@ -285,7 +311,14 @@ export class Ledger {
       byFault: unknownByCause.get(key as Cause)?.byFault ?? {},
     }))
     const unexplained = unknownByCause.get('unexplained')
-    outcomeUnknown.push({cause: 'unexplained', faults: 0, outcomeUnknown: unexplained?.count ?? 0, answered: unexplained?.answered ?? 0, why: undefined, byFault: unexplained?.byFault ?? {}})
+    outcomeUnknown.push({
+      cause: 'unexplained',
+      faults: 0,
+      outcomeUnknown: unexplained?.count ?? 0,
+      answered: unexplained?.answered ?? 0,
+      why: undefined,
+      byFault: unexplained?.byFault ?? {},
+    })
     return {
       seed: input.seed,
       durationMs: input.durationMs,

@@ -56,15 +56,25 @@ export class RequestWatch {
       current.add(key)
       if (this.#pending.has(key)) continue
       const callId = this.#server.callOfStream(pending.sessionId, pending.streamId)
-      this.#pending.set(key, {since: now, sessionId: pending.sessionId, request: {callId, method: pending.method, sessionId: pending.sessionId, id: pending.id}})
-      this.#trace?.line('watch', `${pending.sessionId ?? '-'} pending ${String(pending.id)} ${pending.method} on ${pending.streamId ?? '-'} of ${callId ?? '?'}`)
+      this.#pending.set(key, {
+        since: now,
+        sessionId: pending.sessionId,
+        request: {callId, method: pending.method, sessionId: pending.sessionId, id: pending.id},
+      })
+      this.#trace?.line(
+        'watch',
+        `${pending.sessionId ?? '-'} pending ${String(pending.id)} ${pending.method} on ${pending.streamId ?? '-'} of ${callId ?? '?'}`,
+      )
     }
     const live = new Set(reference.sessions().map((session) => session.id))
     for (const [key, seen] of this.#pending) {
       if (current.has(key)) continue
       this.#pending.delete(key)
       const died = !live.has(seen.sessionId)
-      this.#trace?.line('watch', `${seen.sessionId ?? '-'} ${died ? 'died' : 'answered'} ${String(seen.request.id)} after ${now - seen.since} ms`)
+      this.#trace?.line(
+        'watch',
+        `${seen.sessionId ?? '-'} ${died ? 'died' : 'answered'} ${String(seen.request.id)} after ${now - seen.since} ms`,
+      )
       if (died && now - seen.since > stuckMs) this.#died.push(seen.request)
     }
   }

@@ -85,23 +85,48 @@ function print(result: SoakFigures): void {
   const mark = (value: number): string => (value === 0 ? '0  ok' : `${value}  FAIL`)
   const {response, progress} = result.duplicateDeliveries
   const faultCount = Object.values(result.faults).reduce((sum, count) => sum + count, 0)
-  console.log(`\n${result.calls} calls in ${(result.durationMs / 1000).toFixed(1)} s, ${faultCount} faults, ${result.executions} tool executions`)
-  console.log(`  outcomes: ${Object.entries(result.outcomes).map(([outcome, count]) => `${outcome} ${count}`).join(', ')}`)
-  console.log(`  faults:   ${Object.entries(result.faults).map(([kind, count]) => `${kind} ${count}`).join(', ')}`)
-  console.log(`  server requests handled: ${result.serverRequestsHandled}; answers recovered after a kill: ${result.recoveredAfterKill}`)
+  console.log(
+    `\n${result.calls} calls in ${(result.durationMs / 1000).toFixed(1)} s, ${faultCount} faults, ${result.executions} tool executions`,
+  )
+  console.log(
+    `  outcomes: ${Object.entries(result.outcomes)
+      .map(([outcome, count]) => `${outcome} ${count}`)
+      .join(', ')}`,
+  )
+  console.log(
+    `  faults:   ${Object.entries(result.faults)
+      .map(([kind, count]) => `${kind} ${count}`)
+      .join(', ')}`,
+  )
+  console.log(
+    `  server requests handled: ${result.serverRequestsHandled}; answers recovered after a kill: ${result.recoveredAfterKill}`,
+  )
   console.log('')
   console.log(`  duplicate executions     ${mark(zeros['duplicate executions'])}`)
-  console.log(`  duplicate deliveries     ${mark(zeros['duplicate deliveries'])}   (responses ${response}, server requests ${result.duplicateDeliveries['server-request']}; progress ${progress}, not counted)`)
+  console.log(
+    `  duplicate deliveries     ${mark(zeros['duplicate deliveries'])}   (responses ${response}, server requests ${result.duplicateDeliveries['server-request']}; progress ${progress}, not counted)`,
+  )
   console.log(`  lost server requests     ${mark(zeros['lost server requests'])}`)
   console.log(`  hung calls               ${mark(zeros['hung calls'])}`)
-  console.log(`  recoverable answers lost ${mark(zeros['recoverable answers lost'])}   (outcome-unknown in a row that must be 0)`)
-  console.log('\n  outcome-unknown by cause                                              faults  outcome-unknown  answer made')
+  console.log(
+    `  recoverable answers lost ${mark(zeros['recoverable answers lost'])}   (outcome-unknown in a row that must be 0)`,
+  )
+  console.log(
+    '\n  outcome-unknown by cause                                              faults  outcome-unknown  answer made',
+  )
   for (const row of result.outcomeUnknown) {
-    const count = row.why === undefined && row.outcomeUnknown > 0 ? `${row.outcomeUnknown}  FAIL` : String(row.outcomeUnknown)
-    console.log(`  ${row.cause.padEnd(68)} ${String(row.faults).padStart(6)}  ${count.padStart(15)}  ${String(row.answered).padStart(11)}`)
-    console.log(`      ${row.why === undefined ? 'the server still holds these answers: must be 0' : `cannot be had: ${row.why}`}`)
+    const count =
+      row.why === undefined && row.outcomeUnknown > 0 ? `${row.outcomeUnknown}  FAIL` : String(row.outcomeUnknown)
+    console.log(
+      `  ${row.cause.padEnd(68)} ${String(row.faults).padStart(6)}  ${count.padStart(15)}  ${String(row.answered).padStart(11)}`,
+    )
+    console.log(
+      `      ${row.why === undefined ? 'the server still holds these answers: must be 0' : `cannot be had: ${row.why}`}`,
+    )
     const byFault = Object.entries(row.byFault).sort(([, a], [, b]) => b - a)
-    if (byFault.length > 0) console.log(`      by the fault acting: ${byFault.map(([kind, count]) => `${kind} ${count}`).join(', ')}`)
+    if (byFault.length > 0)
+      console.log(`      by the fault acting: ${byFault.map(([kind, count]) => `${kind} ${count}`).join(', ')}`)
   }
-  if (result.examples.length > 0) console.log(`\n  examples:\n${result.examples.map((line) => `    ${line}`).join('\n')}`)
+  if (result.examples.length > 0)
+    console.log(`\n  examples:\n${result.examples.map((line) => `    ${line}`).join('\n')}`)
 }

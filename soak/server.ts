@@ -4,7 +4,14 @@
  * (a restart that keeps the event log), behind the TCP proxy of the tests that cuts connections at byte
  * offsets and can itself go down (an outage: connections refused).
  */
-import {builtinTools, createReferenceServer, listen, type Listening, type ReferenceServer, type ToolDefinition} from '../src/testing/node.ts'
+import {
+  builtinTools,
+  createReferenceServer,
+  listen,
+  type Listening,
+  type ReferenceServer,
+  type ToolDefinition,
+} from '../src/testing/node.ts'
 import {startTcpProxy, type TcpProxy} from '../test/fixtures/tcp-proxy.ts'
 import type {Trace} from './trace.ts'
 
@@ -96,7 +103,10 @@ export class SoakServer {
 
   async #handle(request: Request): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id')
-    const what = request.method === 'POST' ? await this.#note(request.clone(), sessionId) : `lei=${request.headers.get('last-event-id') ?? '-'}`
+    const what =
+      request.method === 'POST'
+        ? await this.#note(request.clone(), sessionId)
+        : `lei=${request.headers.get('last-event-id') ?? '-'}`
     const response = await this.reference.handle(request)
     this.#trace?.line('server', `${sessionId ?? '-'} ${request.method} ${what} -> ${response.status}`)
     if (response.status !== 429 && response.status < 500) return response
@@ -109,9 +119,14 @@ export class SoakServer {
   /** Notes the soak's call ID of a `tools/call`; returns what the POST carries, for the trace. */
   async #note(request: Request, sessionId: string | null): Promise<string> {
     try {
-      const message = (await request.json()) as {method?: unknown; id?: unknown; params?: {arguments?: {callId?: unknown}}}
+      const message = (await request.json()) as {
+        method?: unknown
+        id?: unknown
+        params?: {arguments?: {callId?: unknown}}
+      }
       const callId = message.params?.arguments?.callId
-      if (message.method === 'tools/call' && typeof callId === 'string') this.calls.set(`${sessionId ?? undefined} ${String(message.id)}`, callId)
+      if (message.method === 'tools/call' && typeof callId === 'string')
+        this.calls.set(`${sessionId ?? undefined} ${String(message.id)}`, callId)
       const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : ''
       return `${typeof message.method === 'string' ? message.method : 'answer'} ${id} ${typeof callId === 'string' ? callId : ''}`
     } catch {

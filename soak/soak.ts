@@ -48,20 +48,36 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
   const agents: Agent[] = []
   const children =
     options.children > 0 && options.childEntry !== undefined
-      ? new Children({count: options.children, entry: options.childEntry, url: server.url, directory, random: random.fork(), ledger, trace: trace !== undefined})
+      ? new Children({
+          count: options.children,
+          entry: options.childEntry,
+          url: server.url,
+          directory,
+          random: random.fork(),
+          ledger,
+          trace: trace !== undefined,
+        })
       : undefined
   const deadline = began + options.minutes * 60_000
   const done = (): boolean => ledger.calls.size >= options.calls || Date.now() >= deadline
   const chaos = new Chaos(random.fork(), {
     server,
-    sessions: () => [...agents.map((agent) => agent.transport.sessionId), ...(children?.sessions() ?? [])].filter((id) => id !== undefined),
+    sessions: () =>
+      [...agents.map((agent) => agent.transport.sessionId), ...(children?.sessions() ?? [])].filter(
+        (id) => id !== undefined,
+      ),
     kill: () => children?.kill() ?? false,
   })
   try {
     const loops: Promise<void>[] = []
     for (let index = 0; index < options.clients; index++) {
       const agentRandom = random.fork()
-      const agent = new Agent(server.url, {random: agentRandom, sink: (report) => ledger.record(`w${index}`, report), name: `soak-${index}`, trace: trace !== undefined})
+      const agent = new Agent(server.url, {
+        random: agentRandom,
+        sink: (report) => ledger.record(`w${index}`, report),
+        name: `soak-${index}`,
+        trace: trace !== undefined,
+      })
       agents.push(agent)
       await agent.connect()
       let next = 0
@@ -70,7 +86,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
           (async () => {
             while (!done()) {
               // A hung call must not stop its lane: it is counted at the end.
-              const outcome = await Promise.race([agent.call(`w${index}-${next++}`), sleep(options.hangMs).then(() => 'hung')])
+              const outcome = await Promise.race([
+                agent.call(`w${index}-${next++}`),
+                sleep(options.hangMs).then(() => 'hung'),
+              ])
               // After a failure, an app waits a little before its next call.
               await sleep(outcome === 'result' ? agentRandom.int(0, 30) : agentRandom.int(100, 500))
             }
@@ -81,7 +100,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     children?.start()
     const requests = new RequestWatch(server, trace)
     chaos.start()
-    const progress = setInterval(() => log(`${ledger.calls.size} calls, ${chaos.faults.length} faults, ${Math.round((Date.now() - began) / 1000)} s`), 10_000)
+    const progress = setInterval(
+      () =>
+        log(`${ledger.calls.size} calls, ${chaos.faults.length} faults, ${Math.round((Date.now() - began) / 1000)} s`),
+      10_000,
+    )
     while (!done()) await sleep(100)
     clearInterval(progress)
     log('stopping the faults; settling')
@@ -108,7 +131,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     await children?.stop(1_000)
     await server.close()
     await rm(directory, {recursive: true, force: true})
-    for (const fault of chaos.faults) trace?.line('chaos', `${fault.kind} ${fault.callId ?? fault.sessionId ?? ''} until +${fault.until - fault.from} ms`, fault.from)
+    for (const fault of chaos.faults)
+      trace?.line(
+        'chaos',
+        `${fault.kind} ${fault.callId ?? fault.sessionId ?? ''} until +${fault.until - fault.from} ms`,
+        fault.from,
+      )
     await trace?.close()
   }
 }

@@ -20,7 +20,16 @@
  *   on, but what it could not store will not survive a restart.
  * - `aborted`: the transport was closed while the operation was under way, or the app's own signal stopped it.
  */
-export type TransportErrorCode = 'session-expired' | 'outcome-unknown' | 'not-sent' | 'resumption-rejected' | 'http' | 'network' | 'protocol' | 'store' | 'aborted'
+export type TransportErrorCode =
+  | 'session-expired'
+  | 'outcome-unknown'
+  | 'not-sent'
+  | 'resumption-rejected'
+  | 'http'
+  | 'network'
+  | 'protocol'
+  | 'store'
+  | 'aborted'
 
 // Every code, for transportErrorCodeOf: `satisfies` makes the compiler refuse a code missing here, or one too many.
 const transportErrorCodes = Object.keys({
@@ -70,7 +79,8 @@ export class TransportError extends Error {
     this.code = code
     this.status = options.status
     this.data = options.status === undefined ? undefined : {status: options.status, text: options.body}
-    if (options.status !== undefined) Object.defineProperty(this, sdkErrorBrands, {value: new Set(['mcp.SdkError', 'mcp.SdkHttpError'])})
+    if (options.status !== undefined)
+      Object.defineProperty(this, sdkErrorBrands, {value: new Set(['mcp.SdkError', 'mcp.SdkHttpError'])})
   }
 }
 
@@ -123,7 +133,14 @@ export function abortedError(signal: AbortSignal): TransportError {
 }
 
 /** Error codes of a connection that was never opened: nothing of the request reached the server. */
-const notConnected = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+const notConnected = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+])
 
 /**
  * True when `error` (or an error in its `cause` chain) says the connection was never opened. Browsers say nothing

@@ -93,7 +93,14 @@ export type TransportEvent =
    * Something the server controls went past `limits[limit]` (`size`, in that limit's unit, when known); what
    * happens then is said in that limit's TSDoc. `requestId` names the request whose stream or server request it was.
    */
-  | {type: 'limit-exceeded'; limit: LimitName; size: number | undefined; max: number; stream: StreamKind | undefined; requestId: JsonRpcId | undefined}
+  | {
+      type: 'limit-exceeded'
+      limit: LimitName
+      size: number | undefined
+      max: number
+      stream: StreamKind | undefined
+      requestId: JsonRpcId | undefined
+    }
 
 /** Counters that move independently: replay belongs to stream resumption, re-emission to session resumption. */
 export interface TransportMetrics {

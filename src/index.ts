@@ -8,7 +8,14 @@ export {ResumableHTTPClientTransport} from './transport.ts'
 export {MemoryStore, type JsonValue, type ResumptionStore} from './persistence/store.ts'
 export {isLeaseLost, LeaseLostError, type Fence, type Lease} from './persistence/lease.ts'
 export type {OwnershipOptions} from './persistence/ownership.ts'
-export {TransportError, isTransportError, transportErrorCodeOf, type HttpErrorData, type TransportErrorCode, type TransportErrorOptions} from './errors.ts'
+export {
+  TransportError,
+  isTransportError,
+  transportErrorCodeOf,
+  type HttpErrorData,
+  type TransportErrorCode,
+  type TransportErrorOptions,
+} from './errors.ts'
 export type {AuthProvider, FetchLike, OAuthClientModule, OAuthFlowOptions, UnauthorizedContext} from './wire/auth.ts'
 export type {ResumableHTTPClientTransportOptions, StreamableHTTPReconnectionOptions} from './options.ts'
 export type {ReconnectOptions} from './policy/backoff.ts'

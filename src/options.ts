@@ -208,7 +208,9 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
   if (!(url instanceof URL)) throw new TypeError('The server URL must be a URL, e.g. `new URL("https://host/mcp")`')
   if (url.username !== '' || url.password !== '') {
     // Said without the URL: it holds the credentials.
-    throw new TypeError('The server URL must not contain credentials (user:password@): pass them as headers in requestInit.headers, e.g. Authorization')
+    throw new TypeError(
+      'The server URL must not contain credentials (user:password@): pass them as headers in requestInit.headers, e.g. Authorization',
+    )
   }
   checkKeys(options)
   checkOptionValues(options as Readonly<Record<string, unknown>>)
@@ -217,8 +219,12 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
   const requestInit = options.requestInit ?? {}
   const fetchOption = options.fetch
   // Read at call time, as for the MCP requests: msw and app patches apply to the authorization server too.
-  if (options.oauthClient !== undefined && options.authProvider === undefined) throw new TypeError('options.oauthClient runs the OAuth flow of an authProvider: give options.authProvider too')
-  const auth = options.authProvider === undefined ? undefined : new Authorizer(options.authProvider, url, () => fetchOption ?? globalThis.fetch, options.oauthClient)
+  if (options.oauthClient !== undefined && options.authProvider === undefined)
+    throw new TypeError('options.oauthClient runs the OAuth flow of an authProvider: give options.authProvider too')
+  const auth =
+    options.authProvider === undefined
+      ? undefined
+      : new Authorizer(options.authProvider, url, () => fetchOption ?? globalThis.fetch, options.oauthClient)
   return Object.freeze({
     store: options.store ?? new MemoryStore(),
     // Two servers, two query strings of one server, or two storeKeys never share a session or a cursor.
@@ -260,16 +266,36 @@ function originOf(entry: string): string {
     // Reported below, with the entry.
   }
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
-    throw new TypeError(`options.allowedRedirectOrigins must hold http(s) origins such as 'https://host:8443', got ${JSON.stringify(entry)}`)
+    throw new TypeError(
+      `options.allowedRedirectOrigins must hold http(s) origins such as 'https://host:8443', got ${JSON.stringify(entry)}`,
+    )
   }
   return url.origin
 }
 
 // Every key the transport reads.
 const known = new Set<string>([
-  'store', 'storeKey', 'sessionId', 'fetch', 'requestInit', 'reconnect', 'reconnectionOptions', 'onEvent',
-  'durability', 'resumeTimeoutMs', 'terminateOnClose', 'callJournal', 'redirectPolicy', 'allowedRedirectOrigins', 'secretHeaders',
-  'limits', 'storeTimeoutMs', 'authProvider', 'oauthClient', 'ownership', 'leaseTtlMs',
+  'store',
+  'storeKey',
+  'sessionId',
+  'fetch',
+  'requestInit',
+  'reconnect',
+  'reconnectionOptions',
+  'onEvent',
+  'durability',
+  'resumeTimeoutMs',
+  'terminateOnClose',
+  'callJournal',
+  'redirectPolicy',
+  'allowedRedirectOrigins',
+  'secretHeaders',
+  'limits',
+  'storeTimeoutMs',
+  'authProvider',
+  'oauthClient',
+  'ownership',
+  'leaseTtlMs',
 ])
 
 /**
@@ -280,7 +306,9 @@ function checkKeys(options: unknown): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object')
   for (const key of Object.keys(options)) {
     if (known.has(key)) continue
-    throw new TypeError(`Unknown option ${JSON.stringify(key)}: the options are ${[...known].join(', ')} (see https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/options.md)`)
+    throw new TypeError(
+      `Unknown option ${JSON.stringify(key)}: the options are ${[...known].join(', ')} (see https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/options.md)`,
+    )
   }
 }
 
@@ -299,13 +327,18 @@ function reconnectPolicy(options: ResumableHTTPClientTransportOptions): Reconnec
     throw new TypeError('options.reconnect and options.reconnectionOptions (its SDK name) were both given: pass one')
   }
   const given: unknown = sdk
-  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new TypeError(`options.reconnectionOptions must be an object of ${Object.keys(sdkFields).join(', ')}`)
+  if (typeof given !== 'object' || given === null || Array.isArray(given))
+    throw new TypeError(`options.reconnectionOptions must be an object of ${Object.keys(sdkFields).join(', ')}`)
   const unknown = Object.keys(sdk).find((key) => !(key in sdkFields))
   if (unknown !== undefined) {
-    throw new TypeError(`Unknown field reconnectionOptions.${unknown}: the fields are ${Object.keys(sdkFields).join(', ')}`)
+    throw new TypeError(
+      `Unknown field reconnectionOptions.${unknown}: the fields are ${Object.keys(sdkFields).join(', ')}`,
+    )
   }
   if (sdk.maxRetries === 0) {
-    throw new TypeError('reconnectionOptions.maxRetries 0 (never reconnect) is not supported: a broken stream is always reopened at least once; use reconnect: {maxAttempts: 1}')
+    throw new TypeError(
+      'reconnectionOptions.maxRetries 0 (never reconnect) is not supported: a broken stream is always reopened at least once; use reconnect: {maxAttempts: 1}',
+    )
   }
   const mapped: ReconnectOptions = {}
   const defaults: Partial<Record<keyof ReconnectPolicy, number>> = {}
@@ -319,7 +352,8 @@ function reconnectPolicy(options: ResumableHTTPClientTransportOptions): Reconnec
   } catch (error) {
     // Name the field the caller wrote, not ours.
     let message = (error as Error).message
-    for (const [field, [name]] of Object.entries(sdkFields)) message = message.replace(`reconnect.${name}`, `reconnectionOptions.${field}`)
+    for (const [field, [name]] of Object.entries(sdkFields))
+      message = message.replace(`reconnect.${name}`, `reconnectionOptions.${field}`)
     throw new TypeError(message, {cause: error})
   }
 }

@@ -14,7 +14,15 @@ export {
   type RefusedEventIdReason,
   type ResumableEventStoreOptions,
 } from './server/event-store.ts'
-export {MemoryEventLog, type Appended, type EventBounds, type EventLog, type Held, type LoggedEvent, type Lookup} from './server/event-log.ts'
+export {
+  MemoryEventLog,
+  type Appended,
+  type EventBounds,
+  type EventLog,
+  type Held,
+  type LoggedEvent,
+  type Lookup,
+} from './server/event-log.ts'
 export {
   reemitPendingRequests,
   type PendingOnAttach,

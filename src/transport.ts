@@ -54,9 +54,16 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       this.reportStoreFailure(error)
     }
     const owned = new OwnedStore(this.#options.store, this.#options.namespace, this.#options.ownership, storeError)
-    this.#records = new SessionRecords({...this.#options, store: owned}, (event) => (event.type === 'store-error' ? storeError(event.error, event.key) : this.#emit(event)))
+    this.#records = new SessionRecords({...this.#options, store: owned}, (event) =>
+      event.type === 'store-error' ? storeError(event.error, event.key) : this.#emit(event),
+    )
     this.#session = new Session(this.#records, owned)
-    this.#streams = new OpenStreams(this.#records, () => this.#session.id, (task) => this.#track(task), {limits: this.#options.limits, emit: (event) => this.#emit(event)})
+    this.#streams = new OpenStreams(
+      this.#records,
+      () => this.#session.id,
+      (task) => this.#track(task),
+      {limits: this.#options.limits, emit: (event) => this.#emit(event)},
+    )
     this.#inbox = new Inbox({
       deliver: (message) => this.deliver(message),
       answered: (wireId) => {
@@ -69,10 +76,25 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       metrics: this.#metrics,
       limits: this.#options.limits,
     })
-    this.#journal = new LazyJournal({...this.#options, policy: this.#options.reconnect, records: this.#records, nextWireId: () => this.#session.nextWireId(), emit: (event) => this.#emit(event), track: (task) => this.#track(task)})
+    this.#journal = new LazyJournal({
+      ...this.#options,
+      policy: this.#options.reconnect,
+      records: this.#records,
+      nextWireId: () => this.#session.nextWireId(),
+      emit: (event) => this.#emit(event),
+      track: (task) => this.#track(task),
+    })
     const reader = this.#readerHost()
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
-    this.#ending = new SessionEnding({...this.#options, session: this.#session, inbox: this.#inbox, streams: this.#streams, emit: (event) => this.#emit(event), report: (error) => this.report(error), wantReemission: () => this.#lifecycle.wantReemission()})
+    this.#ending = new SessionEnding({
+      ...this.#options,
+      session: this.#session,
+      inbox: this.#inbox,
+      streams: this.#streams,
+      emit: (event) => this.#emit(event),
+      report: (error) => this.report(error),
+      wantReemission: () => this.#lifecycle.wantReemission(),
+    })
     this.#postHost = {
       http: this.#options.http,
       session: this.#session,
@@ -152,7 +174,13 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       const requestId = wireIdOfKey(key)
       if (requestId === undefined) continue
       this.#inbox.adopt(requestId)
-      const stream = this.#streams.add(lifetime.signal, {kind: 'request', requestId, call: record.call, orphan: true, stored: {record, sessionId}})
+      const stream = this.#streams.add(lifetime.signal, {
+        kind: 'request',
+        requestId,
+        call: record.call,
+        orphan: true,
+        stored: {record, sessionId},
+      })
       this.#track(this.#lifecycle.open(stream, 'resume'))
     }
     // Requests the previous process received but never answered: no stream brings them again.
@@ -165,17 +193,25 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   /** The SDK transport's way to resume a stream from a kept token. Refused: streams resume here on their own. */
   resumeStream(): Promise<void> {
-    return Promise.reject(new TypeError('resumeStream is not supported: streams are resumed by the transport itself, from its store (give it a persistent store, such as FileStore or IdbStore)'))
+    return Promise.reject(
+      new TypeError(
+        'resumeStream is not supported: streams are resumed by the transport itself, from its store (give it a persistent store, such as FileStore or IdbStore)',
+      ),
+    )
   }
 
   setProtocolVersion(version: string): void {
-    if (this.#session.endsSession(version)) this.#track(this.#ending.end(new TransportError('aborted', `Protocol ${version} has no sessions`)).cleared)
+    if (this.#session.endsSession(version))
+      this.#track(this.#ending.end(new TransportError('aborted', `Protocol ${version} has no sessions`)).cleared)
     this.#session.setProtocolVersion(version)
   }
 
   /** After the user authorized: the SDK's `auth()` exchanges the redirect's `code` (its `iss` checked, v2); then connect again. */
   finishAuth(authorizationCode: string, iss?: string): Promise<void> {
-    return this.#options.http.auth?.finishAuth(authorizationCode, iss) ?? Promise.reject(new TypeError('finishAuth needs options.authProvider'))
+    return (
+      this.#options.http.auth?.finishAuth(authorizationCode, iss) ??
+      Promise.reject(new TypeError('finishAuth needs options.authProvider'))
+    )
   }
 
   /**
@@ -228,7 +264,9 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       cursors: this.#streams,
       sessionId: () => this.#session.id,
       stateless: () => this.#session.stateless,
-      keepServerRequest: (message) => this.#journal.receiving(message) ?? (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
+      keepServerRequest: (message) =>
+        this.#journal.receiving(message) ??
+        (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
       take: (message, reemitted, origin) => this.#receive(message, reemitted, origin),
       roomForRequest: (signal) => this.#inbox.roomForRequest(signal),
       emit: (event) => this.#emit(event),
@@ -260,7 +298,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const responseId = responseIdOf(message)
     // Stryker disable next-line ConditionalExpression: a message that is no response has no result, without which settleOffer adopts nothing
     if (responseId !== undefined) {
-      const adopted = this.#session.settleOffer(responseId, 'result' in message ? (message.result as JsonValue) : undefined)
+      const adopted = this.#session.settleOffer(
+        responseId,
+        'result' in message ? (message.result as JsonValue) : undefined,
+      )
       if (adopted !== undefined) {
         // A 405 refused the GET of the session before: the new one may be served by a server that offers it.
         this.#standaloneOffered = true
@@ -273,14 +314,28 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   /** Opens the standalone GET stream, unless it is open, not offered, or the era has none. */
   #openStandalone(opening: Opening, stored: StreamInit['stored']): void {
-    if (this.#lifetime === undefined || this.#session.stateless || !this.#standaloneOffered || this.#streams.has('standalone')) return
-    const stream = this.#streams.add(this.#lifetime.signal, {kind: 'standalone', requestId: undefined, call: undefined, orphan: false, stored})
+    if (
+      this.#lifetime === undefined ||
+      this.#session.stateless ||
+      !this.#standaloneOffered ||
+      this.#streams.has('standalone')
+    )
+      return
+    const stream = this.#streams.add(this.#lifetime.signal, {
+      kind: 'standalone',
+      requestId: undefined,
+      call: undefined,
+      orphan: false,
+      stored,
+    })
     this.#track(this.#lifecycle.open(stream, opening))
   }
 
   /** Answers a re-sent server request with the answer the Client gave it before. */
   #resend(answer: JSONRPCMessage): Promise<void> {
-    return this.send(answer).catch((error: unknown) => (isTransportError(error, 'aborted') ? undefined : this.report(error)))
+    return this.send(answer).catch((error: unknown) =>
+      isTransportError(error, 'aborted') ? undefined : this.report(error),
+    )
   }
 
   #emit(event: TransportEvent): void {
@@ -294,7 +349,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   #requireStarted(): AbortController {
-    if (this.#lifetime === undefined) throw new TransportError('aborted', 'The transport is not started: call start() (Client.connect does) first')
+    if (this.#lifetime === undefined)
+      throw new TransportError('aborted', 'The transport is not started: call start() (Client.connect does) first')
     return this.#lifetime
   }
 }

@@ -13,7 +13,8 @@ import {sha256Hex} from '../wire/sha256.ts'
  * - `outcome-unknown`: it may have run; nothing can say how it ended (`reason` says why).
  * - `delivered`: the Client received the answer; the record is gone (the last `call-changed` event says so).
  */
-export type CallState = 'sent' | 'input-required' | 'task' | 'completed' | 'failed' | 'cancelled' | 'outcome-unknown' | 'delivered'
+export type CallState =
+  'sent' | 'input-required' | 'task' | 'completed' | 'failed' | 'cancelled' | 'outcome-unknown' | 'delivered'
 
 /** The states after which nothing more happens to a call. */
 export const settledStates: ReadonlySet<CallState> = new Set<CallState>([
@@ -54,7 +55,9 @@ export interface JournaledCall {
   /** The latest progress notification's fields. */
   readonly progress?: {progress: number; total?: number | undefined; message?: string | undefined} | undefined
   /** The task handle and its latest status (`task` state). */
-  readonly task?: {taskId: string; status: string; statusMessage?: string | undefined; pollIntervalMs?: number | undefined} | undefined
+  readonly task?:
+    | {taskId: string; status: string; statusMessage?: string | undefined; pollIntervalMs?: number | undefined}
+    | undefined
   /**
    * In an `input_required` round: spread it into the call's params to continue the round without asking again
    * (`client.callTool({name, arguments, ...call.resume})`): the server's `requestState`, echoed byte for byte,
@@ -89,7 +92,9 @@ function canonicalJson(value: unknown): string {
   if (typeof value === 'object' && value !== null) {
     const record = value as Record<string, unknown>
     // The default sort orders by UTF-16 code units, as canonical JSON does.
-    const keys = Object.keys(record).filter((key) => record[key] !== undefined).sort()
+    const keys = Object.keys(record)
+      .filter((key) => record[key] !== undefined)
+      .sort()
     return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`
   }
   // `undefined` inside an array is `null` in JSON.
@@ -104,15 +109,30 @@ export function publicView(entry: CallEntry): JournaledCall {
 }
 
 /** The states a stored call may be in: a delivered call has no record. */
-const storedStates: ReadonlySet<unknown> = new Set<CallState>(['sent', 'input-required', 'task', 'completed', 'failed', 'cancelled', 'outcome-unknown'])
+const storedStates: ReadonlySet<unknown> = new Set<CallState>([
+  'sent',
+  'input-required',
+  'task',
+  'completed',
+  'failed',
+  'cancelled',
+  'outcome-unknown',
+])
 
 /** Why `value` is no journaled call, or undefined when it is one. */
 export function invalidCall(value: JsonValue): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'a call record that is not an object'
   const {callId, method, name, argumentsDigest, clientId, wireId, era, state, startedAt} = value
-  if (typeof callId !== 'string' || typeof method !== 'string' || typeof name !== 'string' || typeof argumentsDigest !== 'string') return 'a call without its ID, method, name or digest'
+  if (
+    typeof callId !== 'string' ||
+    typeof method !== 'string' ||
+    typeof name !== 'string' ||
+    typeof argumentsDigest !== 'string'
+  )
+    return 'a call without its ID, method, name or digest'
   if (typeof clientId !== 'string' && typeof clientId !== 'number') return 'a call without the Client request ID'
-  if (!Number.isSafeInteger(wireId) || (wireId as number) < 0 || typeof startedAt !== 'number') return 'a call without its wire ID or start'
+  if (!Number.isSafeInteger(wireId) || (wireId as number) < 0 || typeof startedAt !== 'number')
+    return 'a call without its wire ID or start'
   if (era !== 'legacy' && era !== 'modern') return 'a call of no era'
   if (!storedStates.has(state)) return 'a call in no known state'
   const task = value['task'] as JsonObject | undefined

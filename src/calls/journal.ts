@@ -8,7 +8,15 @@ import type {Limits} from '../policy/limits.ts'
 import type {SessionRecords} from '../persistence/records.ts'
 import type {JsonValue} from '../persistence/store.ts'
 import type {CallJournalModule} from '../options.ts'
-import {digestArguments, invalidCall, publicView, settledStates, type CallEntry, type JournaledCall, type JsonObject} from './call.ts'
+import {
+  digestArguments,
+  invalidCall,
+  publicView,
+  settledStates,
+  type CallEntry,
+  type JournaledCall,
+  type JsonObject,
+} from './call.ts'
 import {pollTask, type TaskHost} from './tasks.ts'
 
 /** The journal's lifetime's reason once the transport closed (a wait begun then says it): made once, no call's stack. */
@@ -16,7 +24,11 @@ const transportClosed = new TransportError('aborted', 'The transport was closed'
 /** The methods journaled: the only one that may act on the world, and the only one a task or a round can follow. */
 const journaled = 'tools/call'
 /** The `_meta` keys of a 2026-07-28 request's envelope, sent again with `tasks/get`. */
-const envelopeKeys = ['io.modelcontextprotocol/protocolVersion', 'io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/clientCapabilities']
+const envelopeKeys = [
+  'io.modelcontextprotocol/protocolVersion',
+  'io.modelcontextprotocol/clientInfo',
+  'io.modelcontextprotocol/clientCapabilities',
+]
 
 type Entry = {-readonly [K in keyof CallEntry]: CallEntry[K]}
 /** One `calls.wait()` under way: given the call once settled, or the signal that stopped it (its own, or the transport's). */
@@ -87,7 +99,11 @@ export class CallJournal {
    * Loads what a previous process journaled: a legacy call whose stream is being resumed (`resumable`, by wire ID,
    * in `sessionId`) waits for its answer there; any other unanswered one is `outcome-unknown`; a task is polled again.
    */
-  async load(sessionId: string | undefined, resumable: ReadonlySet<number | undefined>, lifetime: AbortSignal): Promise<void> {
+  async load(
+    sessionId: string | undefined,
+    resumable: ReadonlySet<number | undefined>,
+    lifetime: AbortSignal,
+  ): Promise<void> {
     this.#lifetime = lifetime
     // Stryker disable next-line ObjectLiteral: a signal aborts once
     lifetime.addEventListener('abort', () => this.#closed(lifetime), {once: true})
@@ -107,7 +123,10 @@ export class CallJournal {
       const streamed = entry.era === 'legacy' && entry.sessionId === sessionId && resumable.has(entry.wireId)
       if (entry.state === 'sent' && !streamed) {
         // [spec 2026-07-28] a broken response stream is cancellation: nothing brings a modern call's answer back.
-        const why = entry.era === 'modern' ? 'its process ended before the answer, and a 2026-07-28 answer lives only on its own stream' : 'its process ended before the answer, and no stream of it was left to resume'
+        const why =
+          entry.era === 'modern'
+            ? 'its process ended before the answer, and a 2026-07-28 answer lives only on its own stream'
+            : 'its process ended before the answer, and no stream of it was left to resume'
         this.#host.track(this.#update(entry, {state: 'outcome-unknown', reason: why}))
       } else this.#changed(entry)
       if (entry.state === 'task') this.#poll(entry)
@@ -118,7 +137,11 @@ export class CallJournal {
    * The Client sends `message` as wire request `wireId` (undefined for a notification): a `tools/call` is journaled
    * (or, when it continues an `input_required` round, its call moves on) before it goes. Resolves once stored.
    */
-  sending(message: JSONRPCMessage, wireId: number | undefined, sessionId: string | undefined): Promise<void> | undefined {
+  sending(
+    message: JSONRPCMessage,
+    wireId: number | undefined,
+    sessionId: string | undefined,
+  ): Promise<void> | undefined {
     const cancelled = cancelledRequestIdOf(message)
     if (cancelled !== undefined) {
       // Named by its wire ID by now (src/session/post.ts renames a cancellation before it goes).
@@ -132,11 +155,23 @@ export class CallJournal {
     const argumentsDigest = digestArguments(params['arguments'])
     const meta = (params['_meta'] ?? {}) as JsonObject
     const token = meta['progressToken']
-    const progressToken = token === clientId ? wireId : typeof token === 'string' || typeof token === 'number' ? token : undefined
+    const progressToken =
+      token === clientId ? wireId : typeof token === 'string' || typeof token === 'number' ? token : undefined
     const requestState = typeof params['requestState'] === 'string' ? params['requestState'] : undefined
     const inputResponses = params['inputResponses'] as JsonObject | undefined
-    const leg = requestState === undefined && inputResponses === undefined ? undefined : this.#roundOf(name, argumentsDigest, requestState)
-    const changes: Partial<Entry> = {clientId, wireId, state: 'sent', progressToken, inherited: false, reason: undefined, inputRequests: undefined}
+    const leg =
+      requestState === undefined && inputResponses === undefined
+        ? undefined
+        : this.#roundOf(name, argumentsDigest, requestState)
+    const changes: Partial<Entry> = {
+      clientId,
+      wireId,
+      state: 'sent',
+      progressToken,
+      inherited: false,
+      reason: undefined,
+      inputRequests: undefined,
+    }
     if (leg !== undefined) {
       // The round's next leg: the same call, its answers stored before they go (a restart must not ask again).
       this.#byWire.delete(leg.wireId)
@@ -146,7 +181,9 @@ export class CallJournal {
       return this.#durable(this.#update(leg, {...changes, resume: {requestState, inputResponses}}))
     }
     // Stryker disable next-line MethodExpression: a key of no value is dropped by JSON, in the store and in tasks/get's _meta
-    const envelope = Object.fromEntries(envelopeKeys.filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]!]))
+    const envelope = Object.fromEntries(
+      envelopeKeys.filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]!]),
+    )
     const modern = typeof envelope[envelopeKeys[0]!] === 'string'
     const entry: Entry = {
       ...changes,
@@ -177,7 +214,8 @@ export class CallJournal {
     const responseId = responseIdOf(message)
     if (responseId === undefined) {
       const params = (message as {params?: JsonObject}).params ?? {}
-      const entry = methodOf(message) === 'notifications/progress' ? this.#byToken.get(params['progressToken']) : undefined
+      const entry =
+        methodOf(message) === 'notifications/progress' ? this.#byToken.get(params['progressToken']) : undefined
       if (entry !== undefined && typeof params['progress'] === 'number') {
         const {progress, total, message: text} = params as {progress: number; total?: number; message?: string}
         this.#host.track(this.#update(entry, {progress: {progress, total, message: text}}))
@@ -186,16 +224,33 @@ export class CallJournal {
     }
     const entry = this.#byWire.get(responseId)
     if (entry === undefined) return undefined
-    if ('error' in message) return entry.inherited ? this.#update(entry, {state: 'failed', error: message.error as unknown as JsonValue}) : undefined
+    if ('error' in message)
+      return entry.inherited
+        ? this.#update(entry, {state: 'failed', error: message.error as unknown as JsonValue})
+        : undefined
     const result = (message as {result: JsonObject}).result
     if (result['resultType'] === 'task' && typeof result['taskId'] === 'string') {
-      const {taskId, status, statusMessage, pollIntervalMs} = result as {taskId: string; status?: string; statusMessage?: string; pollIntervalMs?: number}
-      const stored = this.#update(entry, {state: 'task', task: {taskId, status: status ?? 'working', statusMessage, pollIntervalMs}})
+      const {taskId, status, statusMessage, pollIntervalMs} = result as {
+        taskId: string
+        status?: string
+        statusMessage?: string
+        pollIntervalMs?: number
+      }
+      const stored = this.#update(entry, {
+        state: 'task',
+        task: {taskId, status: status ?? 'working', statusMessage, pollIntervalMs},
+      })
       return this.#durable(stored.then(() => this.#poll(entry)))
     }
     if (result['resultType'] === 'input_required') {
       const requestState = typeof result['requestState'] === 'string' ? result['requestState'] : undefined
-      return this.#durable(this.#update(entry, {state: 'input-required', inputRequests: result['inputRequests'] as JsonObject | undefined, resume: {requestState}}))
+      return this.#durable(
+        this.#update(entry, {
+          state: 'input-required',
+          inputRequests: result['inputRequests'] as JsonObject | undefined,
+          resume: {requestState},
+        }),
+      )
     }
     return entry.inherited ? this.#update(entry, {state: 'completed', result}) : undefined
   }
@@ -223,14 +278,21 @@ export class CallJournal {
   observe(event: TransportEvent): void {
     // Settled by `close()`: likewise.
     if (event.type === 'request-settled' && !this.#lifetime.aborted) {
-      const entry = [...this.#entries.values()].find((candidate) => !candidate.inherited && candidate.state === 'sent' && candidate.clientId === event.requestId)
+      const entry = [...this.#entries.values()].find(
+        (candidate) => !candidate.inherited && candidate.state === 'sent' && candidate.clientId === event.requestId,
+      )
       if (entry !== undefined) this.#host.track(this.#deliver(entry))
     } else if ((event.type === 'stream-closed' && event.reason !== 'completed') || event.type === 'session-expired') {
       for (const entry of this.#entries.values()) {
         // Only legacy calls of the session: a previous process's other calls were settled when they loaded.
         if (!entry.inherited || entry.state !== 'sent') continue
         if (event.type === 'session-expired' || entry.wireId === event.requestId) {
-          this.#host.track(this.#update(entry, {state: 'outcome-unknown', reason: event.type === 'stream-closed' ? `its stream ended (${event.reason})` : 'its session expired'}))
+          this.#host.track(
+            this.#update(entry, {
+              state: 'outcome-unknown',
+              reason: event.type === 'stream-closed' ? `its stream ended (${event.reason})` : 'its session expired',
+            }),
+          )
         }
       }
     }
@@ -240,8 +302,18 @@ export class CallJournal {
   #roundOf(name: string, argumentsDigest: string, requestState: string | undefined): Entry | undefined {
     let found: Entry | undefined
     for (const entry of this.#entries.values()) {
-      if (entry.resume === undefined || entry.name !== name || entry.argumentsDigest !== argumentsDigest || entry.resume.requestState !== requestState) continue
-      if (entry.state === 'input-required' || (entry.inherited && entry.state !== 'task' && entry.state !== 'completed')) found = entry
+      if (
+        entry.resume === undefined ||
+        entry.name !== name ||
+        entry.argumentsDigest !== argumentsDigest ||
+        entry.resume.requestState !== requestState
+      )
+        continue
+      if (
+        entry.state === 'input-required' ||
+        (entry.inherited && entry.state !== 'task' && entry.state !== 'completed')
+      )
+        found = entry
     }
     return found
   }
@@ -286,13 +358,30 @@ export class CallJournal {
       const oldest = others.find((entry) => settledStates.has(entry.state)) ?? others[0]
       // Stryker disable next-line ConditionalExpression: unreachable: the call kept fits both limits alone (maxCalls >= 1; a record past callBytes is not evicted for)
       if (oldest === undefined) return
-      this.#exceeded(this.#entries.size > maxCalls ? 'maxCalls' : 'callBytes', this.#entries.size > maxCalls ? this.#entries.size : this.#totalChars, oldest)
-      this.#host.track(this.#remove(oldest, {...publicView(oldest), state: 'outcome-unknown', reason: 'evicted from the call journal (limits.maxCalls, limits.callBytes)'}))
+      this.#exceeded(
+        this.#entries.size > maxCalls ? 'maxCalls' : 'callBytes',
+        this.#entries.size > maxCalls ? this.#entries.size : this.#totalChars,
+        oldest,
+      )
+      this.#host.track(
+        this.#remove(oldest, {
+          ...publicView(oldest),
+          state: 'outcome-unknown',
+          reason: 'evicted from the call journal (limits.maxCalls, limits.callBytes)',
+        }),
+      )
     }
   }
 
   #exceeded(limit: 'maxCalls' | 'callBytes', size: number, entry: Entry): void {
-    this.#host.emit({type: 'limit-exceeded', limit, size, max: this.#host.limits[limit], stream: undefined, requestId: entry.wireId})
+    this.#host.emit({
+      type: 'limit-exceeded',
+      limit,
+      size,
+      max: this.#host.limits[limit],
+      stream: undefined,
+      requestId: entry.wireId,
+    })
   }
 
   /** The Client received the call's answer (or its settlement): the record goes. */
@@ -349,9 +438,14 @@ export class CallJournal {
     if (this.#pollers.has(entry.callId)) return
     const poller = new ChildAbort(this.#lifetime)
     this.#pollers.set(entry.callId, poller)
-    const polled = pollTask(this.#host, {taskId: task.taskId, envelope: entry.envelope ?? {}, pollIntervalMs: task.pollIntervalMs}, poller.signal, (status) => {
-      this.#host.track(this.#update(entry, {task: {...entry.task!, ...status}}))
-    })
+    const polled = pollTask(
+      this.#host,
+      {taskId: task.taskId, envelope: entry.envelope ?? {}, pollIntervalMs: task.pollIntervalMs},
+      poller.signal,
+      (status) => {
+        this.#host.track(this.#update(entry, {task: {...entry.task!, ...status}}))
+      },
+    )
     this.#host.track(
       polled
         .then(

@@ -13,7 +13,10 @@ export type {Calls} from './journal.ts'
  * then it holds no call, as the journal before `start()` does. Given the journal itself (`mcp-resumable-http/journal`,
  * for a service worker, which may not `import()`), it loads nothing.
  */
-export class LazyJournal implements Pick<CallJournal, 'load' | 'sending' | 'receiving' | 'answered' | 'rejected' | 'observe'> {
+export class LazyJournal implements Pick<
+  CallJournal,
+  'load' | 'sending' | 'receiving' | 'answered' | 'rejected' | 'observe'
+> {
   readonly #host: JournalHost
   #journal: CallJournal | undefined
   readonly api: Calls = {
@@ -26,7 +29,8 @@ export class LazyJournal implements Pick<CallJournal, 'load' | 'sending' | 'rece
     const given = host.callJournal
     this.#host = host
     // The journal itself (its public type says no more than that it is one).
-    if (typeof given === 'object') this.#journal = new (given as {CallJournal: new (host: JournalHost) => CallJournal}).CallJournal(host)
+    if (typeof given === 'object')
+      this.#journal = new (given as {CallJournal: new (host: JournalHost) => CallJournal}).CallJournal(host)
   }
 
   /**
@@ -36,16 +40,28 @@ export class LazyJournal implements Pick<CallJournal, 'load' | 'sending' | 'rece
   async loaded(): Promise<void> {
     if (this.#host.callJournal !== true || this.#journal !== undefined) return
     const {CallJournal} = await import('./journal.ts').catch((cause: unknown) => {
-      throw notLoaded('The call journal (options.callJournal)', cause, "; where import() is not allowed (a service worker), give options.callJournal the journal itself: import {callJournal} from 'mcp-resumable-http/journal'")
+      throw notLoaded(
+        'The call journal (options.callJournal)',
+        cause,
+        "; where import() is not allowed (a service worker), give options.callJournal the journal itself: import {callJournal} from 'mcp-resumable-http/journal'",
+      )
     })
     this.#journal ??= new CallJournal(this.#host)
   }
 
-  load(sessionId: string | undefined, resumable: ReadonlySet<number | undefined>, lifetime: AbortSignal): Promise<void> {
+  load(
+    sessionId: string | undefined,
+    resumable: ReadonlySet<number | undefined>,
+    lifetime: AbortSignal,
+  ): Promise<void> {
     return this.#journal?.load(sessionId, resumable, lifetime) ?? Promise.resolve()
   }
 
-  sending(message: JSONRPCMessage, wireId: number | undefined, sessionId: string | undefined): Promise<void> | undefined {
+  sending(
+    message: JSONRPCMessage,
+    wireId: number | undefined,
+    sessionId: string | undefined,
+  ): Promise<void> | undefined {
     return this.#journal?.sending(message, wireId, sessionId)
   }
 

@@ -37,27 +37,43 @@ type Outcome = Pick<CallEntry, 'state' | 'result' | 'error' | 'reason'>
  * poll that fails on the way (network, 408, 425, 429, 5xx) is retried with the reconnect backoff; a refusal, an
  * error answer or retries run out settle the call `outcome-unknown`. Rejects only when `signal` aborts.
  */
-export async function pollTask(host: TaskHost, handle: TaskHandle, signal: AbortSignal, onStatus: (task: {status: string; statusMessage?: string | undefined; pollIntervalMs?: number | undefined}) => void): Promise<Outcome> {
+export async function pollTask(
+  host: TaskHost,
+  handle: TaskHandle,
+  signal: AbortSignal,
+  onStatus: (task: {status: string; statusMessage?: string | undefined; pollIntervalMs?: number | undefined}) => void,
+): Promise<Outcome> {
   let wait = handle.pollIntervalMs ?? host.policy.minDelayMs
   for (;;) {
     // [Tasks extension, task polling] clients SHOULD respect the `pollIntervalMs` of the latest answer.
     await sleep(Math.min(wait, host.limits.maxRetryMs), signal)
     let answer: JSONRPCMessage
     try {
-      answer = await retryWithBackoff(() => getTask(host, handle, signal), host.policy, signal, () => {})
+      answer = await retryWithBackoff(
+        () => getTask(host, handle, signal),
+        host.policy,
+        signal,
+        () => {},
+      )
     } catch (error) {
       if (signal.aborted) throw error
       // Refused, or failing past `reconnect.maxAttempts`: the call settles rather than wait for ever.
       return {state: 'outcome-unknown', reason: asError(error).message}
     }
-    if ('error' in answer) return {state: 'outcome-unknown', reason: `tasks/get ${handle.taskId} failed: ${JSON.stringify(answer.error)}`}
+    if ('error' in answer)
+      return {state: 'outcome-unknown', reason: `tasks/get ${handle.taskId} failed: ${JSON.stringify(answer.error)}`}
     const task = (answer as {result: JsonObject}).result
     const status = typeof task['status'] === 'string' ? task['status'] : 'working'
     if (status === 'completed') return {state: 'completed', result: task['result']}
     if (status === 'failed') return {state: 'failed', error: task['error']}
-    if (status === 'cancelled') return {state: 'cancelled', reason: typeof task['statusMessage'] === 'string' ? task['statusMessage'] : undefined}
+    if (status === 'cancelled')
+      return {state: 'cancelled', reason: typeof task['statusMessage'] === 'string' ? task['statusMessage'] : undefined}
     const pollIntervalMs = typeof task['pollIntervalMs'] === 'number' ? task['pollIntervalMs'] : undefined
-    onStatus({status, statusMessage: typeof task['statusMessage'] === 'string' ? task['statusMessage'] : undefined, pollIntervalMs})
+    onStatus({
+      status,
+      statusMessage: typeof task['statusMessage'] === 'string' ? task['statusMessage'] : undefined,
+      pollIntervalMs,
+    })
     wait = pollIntervalMs ?? Math.min(wait * host.policy.factor, host.policy.maxDelayMs)
   }
 }
@@ -65,11 +81,23 @@ export async function pollTask(host: TaskHost, handle: TaskHandle, signal: Abort
 /** One `tasks/get`; throws what is worth trying again (the retry loop's business), resolves the JSON-RPC answer. */
 async function getTask(host: TaskHost, handle: TaskHandle, signal: AbortSignal): Promise<JSONRPCMessage> {
   const id = await host.nextWireId()
-  const request = {jsonrpc: '2.0', id, method: 'tasks/get', params: {taskId: handle.taskId, _meta: handle.envelope}} as JSONRPCMessage
+  const request = {
+    jsonrpc: '2.0',
+    id,
+    method: 'tasks/get',
+    params: {taskId: handle.taskId, _meta: handle.envelope},
+  } as JSONRPCMessage
   // [spec 2026-07-28 transports, standard request headers] as every request of the era.
   // They include Mcp-Protocol-Version, from the envelope.
   const {headers} = requestHeaders(request, undefined)
-  const response = await exchange(host.http, {method: 'POST', sessionId: undefined, protocolVersion: undefined, headers, body: JSON.stringify(request), signal})
+  const response = await exchange(host.http, {
+    method: 'POST',
+    sessionId: undefined,
+    protocolVersion: undefined,
+    headers,
+    body: JSON.stringify(request),
+    signal,
+  })
   if (!response.ok) {
     const error = await httpError(host.http, response, `POST tasks/get ${handle.taskId}`)
     if (isTransient(response.status)) throw error
@@ -78,7 +106,9 @@ async function getTask(host: TaskHost, handle: TaskHandle, signal: AbortSignal):
   }
   // Nothing of the body is left to release: a JSON one was read, an SSE one's reader closed.
   // Stryker disable next-line ArrayDeclaration: an item in front that is no message is no response either
-  const answer = isEventStream(response.headers.get('content-type')) ? await answerOnStream(host, response.body!, id, signal) : findAnswer(parseMessages(await response.text(), [], host.http.redact), id)
+  const answer = isEventStream(response.headers.get('content-type'))
+    ? await answerOnStream(host, response.body!, id, signal)
+    : findAnswer(parseMessages(await response.text(), [], host.http.redact), id)
   if (answer === undefined) {
     throw new TransportError(
       // Stryker disable next-line StringLiteral: only the message is seen, as the reason of the call's outcome-unknown
@@ -90,7 +120,12 @@ async function getTask(host: TaskHost, handle: TaskHandle, signal: AbortSignal):
 }
 
 /** The response to request `id` on an SSE answer, read until it comes or the stream ends. */
-async function answerOnStream(host: TaskHost, body: ReadableStream<Uint8Array>, id: number, signal: AbortSignal): Promise<JSONRPCMessage | undefined> {
+async function answerOnStream(
+  host: TaskHost,
+  body: ReadableStream<Uint8Array>,
+  id: number,
+  signal: AbortSignal,
+): Promise<JSONRPCMessage | undefined> {
   const batches = new EventBatches(body, signal, host.limits.maxEventBytes, () => {})
   try {
     for (let batch = await batches.next(); batch !== undefined; batch = await batches.next()) {

@@ -27,7 +27,14 @@ export class AnswerQueue {
     if (this.#running < this.#max) this.#running++
     else {
       if (this.#waiting.size === 0) {
-        this.#emit({type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: this.#running + 1, max: this.#max, stream: undefined, requestId: undefined})
+        this.#emit({
+          type: 'limit-exceeded',
+          limit: 'maxConcurrentAnswers',
+          size: this.#running + 1,
+          max: this.#max,
+          stream: undefined,
+          requestId: undefined,
+        })
       }
       // The place of a task that ends is handed over as it is: `#running` stays, and nobody can jump the line.
       await new Promise<void>((resolve) => this.#waiting.add(resolve))

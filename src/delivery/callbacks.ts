@@ -62,7 +62,9 @@ export abstract class TransportCallbacks {
   protected reportStoreFailure(error: unknown): void {
     if (this.#storeFailed) return
     this.#storeFailed = true
-    this.report(new TransportError('store', `The store failed: ${asError(error).message}; going on without it`, {cause: error}))
+    this.report(
+      new TransportError('store', `The store failed: ${asError(error).message}; going on without it`, {cause: error}),
+    )
   }
 
   /** `start()` is called: callbacks assigned in this same turn are a Client's wrappers. */

@@ -76,10 +76,13 @@ export class Inbox {
 
   constructor(hooks: InboxHooks) {
     this.#hooks = hooks
-    this.#serverRequests = new RecentMap(memory, hooks.limits.dedupeBytes, (id) => (typeof id === 'string' ? id.length : 0))
+    this.#serverRequests = new RecentMap(memory, hooks.limits.dedupeBytes, (id) =>
+      typeof id === 'string' ? id.length : 0,
+    )
     this.#serverRequests.onOverweight = () => this.#exceeded('dedupeBytes', undefined, undefined)
     this.#kept = new KeptRequests(keptRequests, hooks.limits.keptRequestBytes, (key, message, overweight) => {
-      if (overweight !== undefined) this.#exceeded('keptRequestBytes', overweight, requestIdOf(message) ?? responseIdOf(message))
+      if (overweight !== undefined)
+        this.#exceeded('keptRequestBytes', overweight, requestIdOf(message) ?? responseIdOf(message))
       hooks.forgetKept(key)
     })
   }
@@ -153,7 +156,11 @@ export class Inbox {
 
   /** Server request `id` is off the Client's hands; streams waiting for room go on once half the room is free. */
   #release(id: JsonRpcId): void {
-    if (this.#inClient.delete(id) && this.#inClient.size <= (this.#hooks.limits.maxConcurrentAnswers * answersPerSlot) / 2) this.#wakeRoom()
+    if (
+      this.#inClient.delete(id) &&
+      this.#inClient.size <= (this.#hooks.limits.maxConcurrentAnswers * answersPerSlot) / 2
+    )
+      this.#wakeRoom()
   }
 
   /**
@@ -164,7 +171,14 @@ export class Inbox {
   roomForRequest(signal: AbortSignal): Promise<void> | undefined {
     const max = this.#hooks.limits.maxConcurrentAnswers * answersPerSlot
     if (this.#inClient.size < max) return undefined
-    this.#hooks.onEvent({type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: this.#inClient.size, max, stream: undefined, requestId: undefined})
+    this.#hooks.onEvent({
+      type: 'limit-exceeded',
+      limit: 'maxConcurrentAnswers',
+      size: this.#inClient.size,
+      max,
+      stream: undefined,
+      requestId: undefined,
+    })
     return new Promise((resolve) => {
       const wake = (): void => {
         signal.removeEventListener('abort', wake)
@@ -199,8 +213,19 @@ export class Inbox {
     return true
   }
 
-  #exceeded(limit: 'dedupeBytes' | 'keptRequestBytes', size: number | undefined, requestId: JsonRpcId | undefined): void {
-    this.#hooks.onEvent({type: 'limit-exceeded', limit, size, max: this.#hooks.limits[limit], stream: undefined, requestId})
+  #exceeded(
+    limit: 'dedupeBytes' | 'keptRequestBytes',
+    size: number | undefined,
+    requestId: JsonRpcId | undefined,
+  ): void {
+    this.#hooks.onEvent({
+      type: 'limit-exceeded',
+      limit,
+      size,
+      max: this.#hooks.limits[limit],
+      stream: undefined,
+      requestId,
+    })
   }
 
   /**

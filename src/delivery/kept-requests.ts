@@ -13,7 +13,11 @@ export class KeptRequests {
   readonly #kept = new Map<string, {message: JSONRPCMessage; chars: number}>()
   #chars = 0
 
-  constructor(max: number, maxChars: number, dropped: (key: string, message: JSONRPCMessage, overweight: number | undefined) => void) {
+  constructor(
+    max: number,
+    maxChars: number,
+    dropped: (key: string, message: JSONRPCMessage, overweight: number | undefined) => void,
+  ) {
     this.#max = max
     this.#maxChars = maxChars
     this.#dropped = dropped

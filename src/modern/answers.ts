@@ -25,6 +25,10 @@ export function rpcErrorIn(error: TransportError, wireId: JsonRpcId): JSONRPCMes
     // Not JSON: no answer (the check below says so).
   }
   const answer = body as {jsonrpc?: unknown; id?: unknown; error?: {code?: unknown; message?: unknown}} | null
-  const valid = answer?.jsonrpc === '2.0' && answer.id === wireId && typeof answer.error?.code === 'number' && typeof answer.error.message === 'string'
+  const valid =
+    answer?.jsonrpc === '2.0' &&
+    answer.id === wireId &&
+    typeof answer.error?.code === 'number' &&
+    typeof answer.error.message === 'string'
   return valid ? (answer as JSONRPCMessage) : undefined
 }

@@ -23,7 +23,15 @@ const nameSources: ReadonlyMap<string, string> = new Map([
  * resumption headers of this transport), so that no header can disagree with the body or the session. The v2
  * list's `content-type` and `accept` need no entry: `exchange` (src/wire/http.ts) sets both after these.
  */
-const reservedHeaders = new Set(['authorization', 'dpop', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'])
+const reservedHeaders = new Set([
+  'authorization',
+  'dpop',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'mcp-session-id',
+  'last-event-id',
+])
 /** What an HTTP field value may carry as it is: visible ASCII, space and tab. */
 const plainValue = /^[\t\x20-\x7E]*$/
 const base64Prefix = '=?base64?'
@@ -50,13 +58,19 @@ export function envelopeVersionOf(message: JSONRPCMessage): string | undefined {
  * `Mcp-Method` and `Mcp-Name`. Throws a `protocol` TransportError for a header that cannot go on the wire, before
  * anything is sent.
  */
-export function requestHeaders(message: JSONRPCMessage, perRequest: Readonly<Record<string, string>> | undefined): RequestHeaders {
+export function requestHeaders(
+  message: JSONRPCMessage,
+  perRequest: Readonly<Record<string, string>> | undefined,
+): RequestHeaders {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(perRequest ?? {})) {
     if (!isHeaderName(name)) throw invalid(`the header name ${JSON.stringify(name)} is not an HTTP token`)
     if (reservedHeaders.has(name.toLowerCase())) continue
     // The value is not shown: a per-request header may be a credential.
-    if (typeof value !== 'string' || !plainValue.test(value)) throw invalid(`the value of header ${name} is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)`)
+    if (typeof value !== 'string' || !plainValue.test(value))
+      throw invalid(
+        `the value of header ${name} is not visible ASCII (encode it first, as the v2 Client encodes Mcp-Param-* values)`,
+      )
     headers[name] = value
   }
   const envelopeVersion = envelopeVersionOf(message)
@@ -64,7 +78,8 @@ export function requestHeaders(message: JSONRPCMessage, perRequest: Readonly<Rec
   // The envelope is in `params._meta`: a request with one has params.
   const {method, params} = message as {method: string; params: Record<string, unknown>}
   // [spec 2026-07-28 transports, standard request headers] every request names its version and method...
-  if (!plainValue.test(envelopeVersion) || !plainValue.test(method)) throw invalid(`the method or protocol version of this request is not visible ASCII`)
+  if (!plainValue.test(envelopeVersion) || !plainValue.test(method))
+    throw invalid(`the method or protocol version of this request is not visible ASCII`)
   headers['mcp-protocol-version'] = envelopeVersion
   headers['mcp-method'] = method
   // ...and a named one its name, Base64-wrapped when it is not plain ASCII.
@@ -80,7 +95,11 @@ export function requestHeaders(message: JSONRPCMessage, perRequest: Readonly<Rec
  * `=?base64?<Base64 of its UTF-8>?=`; any other as it is.
  */
 export function encodeHeaderValue(value: string): string {
-  const plain = value !== '' && value === value.trim() && plainValue.test(value) && !(value.startsWith(base64Prefix) && value.endsWith(base64Suffix))
+  const plain =
+    value !== '' &&
+    value === value.trim() &&
+    plainValue.test(value) &&
+    !(value.startsWith(base64Prefix) && value.endsWith(base64Suffix))
   if (plain) return value
   let binary = ''
   for (const byte of new TextEncoder().encode(value)) binary += String.fromCharCode(byte)

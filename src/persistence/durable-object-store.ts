@@ -60,7 +60,9 @@ export class DurableObjectStore implements ResumptionStore {
       (method) => typeof (given as Partial<Record<string, unknown>> | null | undefined)?.[method] !== 'function',
     )
     if (missing.length > 0) {
-      throw new TypeError(`DurableObjectStore: storage must be a Durable Object's storage (ctx.storage); it lacks ${missing.join(', ')}`)
+      throw new TypeError(
+        `DurableObjectStore: storage must be a Durable Object's storage (ctx.storage); it lacks ${missing.join(', ')}`,
+      )
     }
     this.#storage = storage
     let leases = leasesOf.get(storage)

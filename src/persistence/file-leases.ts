@@ -23,7 +23,8 @@ export type EntriesOperation = (entries: Map<string, JsonValue>) => string | und
 function leaseOf(value: JsonValue | undefined): LeaseRecord | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
   const {token, expiresAt, pid, host} = value
-  if (typeof token !== 'number' || typeof expiresAt !== 'number' || typeof pid !== 'number' || typeof host !== 'string') return undefined
+  if (typeof token !== 'number' || typeof expiresAt !== 'number' || typeof pid !== 'number' || typeof host !== 'string')
+    return undefined
   return {token, expiresAt, pid, host}
 }
 
@@ -45,7 +46,12 @@ export function acquireLease(name: string, ttlMs: number, took: (token: number) 
 }
 
 /** Extends lease `name` while `token` is still the latest; `kept` receives whether it was. */
-export function renewLease(name: string, token: number, ttlMs: number, kept: (renewed: boolean) => void): EntriesOperation {
+export function renewLease(
+  name: string,
+  token: number,
+  ttlMs: number,
+  kept: (renewed: boolean) => void,
+): EntriesOperation {
   return (entries) => {
     const held = leaseOf(entries.get(name))
     const ours = held?.token === token

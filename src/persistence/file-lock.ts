@@ -149,7 +149,8 @@ export class FileLock {
       throw error
     }
     const age = Date.now() - seen.mtimeMs
-    const stale = age > this.#staleMs || (owner === undefined ? age > EMPTY_LOCK_GRACE_MS : foundDead(owner.pid, owner.host))
+    const stale =
+      age > this.#staleMs || (owner === undefined ? age > EMPTY_LOCK_GRACE_MS : foundDead(owner.pid, owner.host))
     if (!stale) return false
     // Remove only the lock we judged: another writer may have broken it and taken a new one meanwhile.
     const now = await stat(this.#path).catch(() => undefined)
@@ -198,7 +199,9 @@ function removeHeldLocksAtExit(): void {
   }
   process.once('exit', removeHeld)
   // Deno.exit() fires the global `unload` event, not the process's 'exit'; Node has no global addEventListener.
-  ;(globalThis as {addEventListener?: (type: string, listener: () => void, options: {once: boolean}) => void}).addEventListener?.('unload', removeHeld, {once: true})
+  ;(
+    globalThis as {addEventListener?: (type: string, listener: () => void, options: {once: boolean}) => void}
+  ).addEventListener?.('unload', removeHeld, {once: true})
 }
 
 function parseLock(text: string): LockOwner | undefined {

@@ -218,10 +218,12 @@ export class FileStore implements ResumptionStore {
       const changes: Batch['changes'] = new Map()
       const operations: EntriesOperation[] = []
       const refused = new Set<string>()
-      const done = this.#tail.then(() => this.#gather()).then(() => {
-        this.#next = undefined
-        return this.#write(changes, operations, refused)
-      })
+      const done = this.#tail
+        .then(() => this.#gather())
+        .then(() => {
+          this.#next = undefined
+          return this.#write(changes, operations, refused)
+        })
       this.#next = {changes, operations, refused, done}
       // A failed write rejects its own callers only; the next batch still runs.
       this.#tail = done.catch(() => {})
@@ -373,4 +375,3 @@ function copy(key: string, value: JsonValue): JsonValue {
   if (text === undefined) throw new TypeError(`FileStore: the value of ${key} is not JSON`)
   return JSON.parse(text) as JsonValue
 }
-

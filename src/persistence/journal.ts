@@ -66,7 +66,8 @@ export class JournaledFile {
    */
   async readLocked(): Promise<Map<string, JsonValue>> {
     const image = this.#image
-    if (image !== undefined && (await identity(this.#path)) === image.snapshot && (await this.#readAppended(image))) return image.entries
+    if (image !== undefined && (await identity(this.#path)) === image.snapshot && (await this.#readAppended(image)))
+      return image.entries
     this.#image = await this.#readAll(true)
     return this.#image.entries
   }
@@ -150,7 +151,8 @@ export class JournaledFile {
     } catch (cause) {
       return {what: 'is not valid JSON', cause}
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return {what: 'does not hold a JSON object'}
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return {what: 'does not hold a JSON object'}
     // A Map, so that a key such as `__proto__` is data, never a prototype.
     for (const [key, value] of Object.entries(parsed as {[key: string]: JsonValue})) entries.set(key, value)
     return undefined
@@ -167,7 +169,9 @@ export class JournaledFile {
       const changes = parseLine(line)
       if (changes === undefined) {
         image.rewrite = true
-        this.#onError(new Error(`FileStore: ${this.#journal} holds a line that is not a list of changes; it is skipped`))
+        this.#onError(
+          new Error(`FileStore: ${this.#journal} holds a line that is not a list of changes; it is skipped`),
+        )
         continue
       }
       for (const [key, value] of changes) {

@@ -42,7 +42,8 @@ export function isLeaseLost(error: unknown): error is LeaseLostError {
 
 /** Throws a TypeError when `ttlMs` cannot be a lease's TTL. */
 export function checkTtl(ttlMs: number): void {
-  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new TypeError(`A lease TTL must be a positive integer of milliseconds, got ${String(ttlMs)}`)
+  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0)
+    throw new TypeError(`A lease TTL must be a positive integer of milliseconds, got ${String(ttlMs)}`)
 }
 
 /** Leases kept in this JavaScript realm (process or page): {@link MemoryStore}'s, and `IdbStore`'s without Web Locks. */

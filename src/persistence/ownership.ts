@@ -75,7 +75,12 @@ export class OwnedStore implements ResumptionStore {
   #held: Held | undefined
   #heartbeat: ReturnType<typeof setInterval> | undefined
 
-  constructor(store: ResumptionStore, namespace: StoreNamespace, options: ResolvedOwnership, report: (error: unknown, key: string) => void) {
+  constructor(
+    store: ResumptionStore,
+    namespace: StoreNamespace,
+    options: ResolvedOwnership,
+    report: (error: unknown, key: string) => void,
+  ) {
     this.#store = store
     this.#namespace = namespace
     this.#options = options
@@ -136,7 +141,10 @@ export class OwnedStore implements ResumptionStore {
         return
       }
       if (mode === 'new-session') {
-        throw new TransportError('aborted', `Every one of the ${maxSlots} sessions kept in the store for this server is owned by a live transport`)
+        throw new TransportError(
+          'aborted',
+          `Every one of the ${maxSlots} sessions kept in the store for this server is owned by a live transport`,
+        )
       }
       await sleep(leaseTtlMs / 4, signal)
     }
@@ -167,7 +175,10 @@ export class OwnedStore implements ResumptionStore {
     }
     if (kept || this.#held !== held) return
     clearInterval(this.#heartbeat)
-    this.#report(new Error(`The lease ${name} was taken over by another owner: this transport's writes to it are refused`), name)
+    this.#report(
+      new Error(`The lease ${name} was taken over by another owner: this transport's writes to it are refused`),
+      name,
+    )
   }
 
   #map(key: string): string {

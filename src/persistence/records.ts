@@ -29,7 +29,6 @@ export interface SessionRecord {
   requestIdsReserved: number
 }
 
-
 /** What the transport keeps of one stream: its position, valid only inside the session that produced it. */
 export interface StreamRecord {
   lastEventId: string
@@ -102,7 +101,10 @@ export class SessionRecords {
   }
 
   saveSession(session: SessionRecord): Promise<void> {
-    const value: {[key: string]: JsonValue} = {sessionId: session.sessionId, requestIdsReserved: session.requestIdsReserved}
+    const value: {[key: string]: JsonValue} = {
+      sessionId: session.sessionId,
+      requestIdsReserved: session.requestIdsReserved,
+    }
     if (session.protocolVersion !== undefined) value['protocolVersion'] = session.protocolVersion
     if (session.initializeResult !== undefined) value['initializeResult'] = session.initializeResult
     return this.#coalesced(this.#key('session'), () => value)
@@ -124,15 +126,23 @@ export class SessionRecords {
     for (const [streamKey, value] of await this.#loadAll('stream:', sessionId)) {
       const {lastEventId, retryMs, call} = value
       const reason =
-        typeof lastEventId !== 'string' || lastEventId === '' ? 'no cursor'
-        : !isSendableEventId(lastEventId, this.#options.limits) ? `a cursor of ${lastEventId.length} characters, or no header value (limits.maxEventIdBytes)`
-        : retryMs !== undefined && !isWireId(retryMs) ? 'a retry that is no whole number of milliseconds'
-        : call !== undefined && !isCall(call) ? 'a call that is not one'
-        : undefined
+        typeof lastEventId !== 'string' || lastEventId === ''
+          ? 'no cursor'
+          : !isSendableEventId(lastEventId, this.#options.limits)
+            ? `a cursor of ${lastEventId.length} characters, or no header value (limits.maxEventIdBytes)`
+            : retryMs !== undefined && !isWireId(retryMs)
+              ? 'a retry that is no whole number of milliseconds'
+              : call !== undefined && !isCall(call)
+                ? 'a call that is not one'
+                : undefined
       if (reason === undefined) {
         // A `retry` stored under a higher cap is cut to this one.
         const retry = retryMs === undefined ? undefined : Math.min(retryMs as number, this.#options.limits.maxRetryMs)
-        streams.set(streamKey, {lastEventId: lastEventId as string, retryMs: retry, call: call as CallRecord | undefined})
+        streams.set(streamKey, {
+          lastEventId: lastEventId as string,
+          retryMs: retry,
+          call: call as CallRecord | undefined,
+        })
       } else this.#discard(this.#key(`stream:${streamKey}`), `invalid record of stream ${streamKey}: ${reason}`)
     }
     return streams
@@ -234,7 +244,9 @@ export class SessionRecords {
     let writer = this.#writers.get(key)
     if (writer === undefined) {
       writer = new CoalescedWriter((value) =>
-        this.#write(key, () => this.#call(() => (value === undefined ? this.#store.delete(key) : this.#store.set(key, value)))),
+        this.#write(key, () =>
+          this.#call(() => (value === undefined ? this.#store.delete(key) : this.#store.set(key, value))),
+        ),
       )
       this.#writers.set(key, writer)
     }
@@ -296,7 +308,11 @@ export class SessionRecords {
       // The timer is set only for a call still pending a turn later: a store in memory answers in that turn, and a
       // timer set and cleared per call would cost it more than the call (this runs per batch of events).
       queueMicrotask(() => {
-        if (!settled) timer = setTimeout(() => reject(new Error(`The store did not answer within ${limit} ms (storeTimeoutMs)`)), limit)
+        if (!settled)
+          timer = setTimeout(
+            () => reject(new Error(`The store did not answer within ${limit} ms (storeTimeoutMs)`)),
+            limit,
+          )
       })
     })
   }
@@ -331,8 +347,13 @@ export class SessionRecords {
 function invalidSession(value: JsonValue): string | undefined {
   if (!isObject(value)) return 'a session record that is not an object'
   const {sessionId, protocolVersion, requestIdsReserved} = value
-  if (typeof sessionId !== 'string' || !validSessionId.test(sessionId)) return 'a session ID that is not 1 to 1024 visible ASCII characters'
-  if (protocolVersion !== undefined && (typeof protocolVersion !== 'string' || protocolVersion.length > maxProtocolVersion)) return 'an invalid protocol version'
+  if (typeof sessionId !== 'string' || !validSessionId.test(sessionId))
+    return 'a session ID that is not 1 to 1024 visible ASCII characters'
+  if (
+    protocolVersion !== undefined &&
+    (typeof protocolVersion !== 'string' || protocolVersion.length > maxProtocolVersion)
+  )
+    return 'an invalid protocol version'
   if (requestIdsReserved !== undefined && !(isWireId(requestIdsReserved) && requestIdsReserved <= maxReservedWireId)) {
     return `requestIdsReserved that is not a whole number from 0 to 2^52`
   }
@@ -353,7 +374,10 @@ function isObject(value: unknown): value is {[key: string]: JsonValue} {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function optional<T extends 'string' | 'number'>(value: unknown, type: T): value is (T extends 'string' ? string : number) | undefined {
+function optional<T extends 'string' | 'number'>(
+  value: unknown,
+  type: T,
+): value is (T extends 'string' ? string : number) | undefined {
   return value === undefined || typeof value === type
 }
 

@@ -83,15 +83,23 @@ export class RedisStore implements ResumptionStore {
   readonly #loaded = new Set<string>()
 
   constructor(options: RedisStoreOptions) {
-    const {client, prefix = 'mcp-resumption:', idleTtlMs = 86_400_000} = (options as RedisStoreOptions | undefined) ?? ({} as Partial<RedisStoreOptions>)
+    const {
+      client,
+      prefix = 'mcp-resumption:',
+      idleTtlMs = 86_400_000,
+    } = (options as RedisStoreOptions | undefined) ?? ({} as Partial<RedisStoreOptions>)
     if (typeof client?.sendCommand !== 'function') {
-      throw new TypeError("RedisStore: options.client must be a connected Redis client (createClient() of 'redis', then connect())")
+      throw new TypeError(
+        "RedisStore: options.client must be a connected Redis client (createClient() of 'redis', then connect())",
+      )
     }
     if (typeof prefix !== 'string') throw new TypeError('RedisStore: options.prefix must be a string')
     try {
       checkTtl(idleTtlMs)
     } catch {
-      throw new TypeError(`RedisStore: options.idleTtlMs must be a positive integer of milliseconds, got ${String(idleTtlMs)}`)
+      throw new TypeError(
+        `RedisStore: options.idleTtlMs must be a positive integer of milliseconds, got ${String(idleTtlMs)}`,
+      )
     }
     this.#client = client
     this.#prefix = prefix
@@ -101,7 +109,8 @@ export class RedisStore implements ResumptionStore {
   async get(key: string): Promise<JsonValue | undefined> {
     const text = await this.#client.sendCommand(['GET', this.#key(key)])
     if (text === null) return undefined
-    if (typeof text !== 'string') throw new TypeError(`RedisStore: GET ${key} did not answer a string: use a client without type mapping`)
+    if (typeof text !== 'string')
+      throw new TypeError(`RedisStore: GET ${key} did not answer a string: use a client without type mapping`)
     return JSON.parse(text) as JsonValue
   }
 
@@ -126,7 +135,10 @@ export class RedisStore implements ResumptionStore {
     const keys = new Set<string>()
     let cursor = '0'
     do {
-      const [next, batch] = (await this.#client.sendCommand(['SCAN', cursor, 'MATCH', match, 'COUNT', '500'])) as [string, string[]]
+      const [next, batch] = (await this.#client.sendCommand(['SCAN', cursor, 'MATCH', match, 'COUNT', '500'])) as [
+        string,
+        string[],
+      ]
       cursor = next
       // SCAN may return a key twice: a set keeps one.
       for (const key of batch) keys.add(key.slice(this.#prefix.length))
@@ -149,7 +161,11 @@ export class RedisStore implements ResumptionStore {
   }
 
   async #fenced(script: string, fence: Fence, key: string, args: string[]): Promise<void> {
-    const written = await this.#eval(script, [this.#key(key), this.#key(`${fence.lease}#token`)], [String(fence.token), ...args])
+    const written = await this.#eval(
+      script,
+      [this.#key(key), this.#key(`${fence.lease}#token`)],
+      [String(fence.token), ...args],
+    )
     if (Number(written) !== 1) throw new LeaseLostError(fence)
   }
 

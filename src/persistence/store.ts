@@ -72,6 +72,8 @@ export function checkStore(store: unknown): asserts store is ResumptionStore {
   }
   const {acquire} = store as {acquire?: unknown}
   if (acquire !== undefined && typeof acquire !== 'function') {
-    throw new TypeError('options.store.acquire, when there, must be a function (name, ttlMs) => Promise<Lease | undefined>: leave it out for a store that keeps no owner')
+    throw new TypeError(
+      'options.store.acquire, when there, must be a function (name, ttlMs) => Promise<Lease | undefined>: leave it out for a store that keeps no owner',
+    )
   }
 }

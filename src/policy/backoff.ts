@@ -35,17 +35,28 @@ export interface ReconnectOptions {
 
 export type ReconnectPolicy = Readonly<Required<{[K in keyof ReconnectOptions]: NonNullable<ReconnectOptions[K]>}>>
 
-const defaultPolicy: ReconnectPolicy = Object.freeze({maxAttempts: 12, maxOutageMs: 300_000, minDelayMs: 500, maxDelayMs: 30_000, factor: 2})
+const defaultPolicy: ReconnectPolicy = Object.freeze({
+  maxAttempts: 12,
+  maxOutageMs: 300_000,
+  minDelayMs: 500,
+  maxDelayMs: 30_000,
+  factor: 2,
+})
 
 /**
  * `options` over `defaults` (over this transport's own): every field a finite number >= 0, `maxAttempts` a whole
  * one >= 1, and a `minDelayMs` given no larger than the longest delay.
  */
-export function resolveReconnectPolicy(options: unknown = {}, defaults: Partial<Record<keyof ReconnectPolicy, number>> = {}): ReconnectPolicy {
+export function resolveReconnectPolicy(
+  options: unknown = {},
+  defaults: Partial<Record<keyof ReconnectPolicy, number>> = {},
+): ReconnectPolicy {
   const fields = Object.keys(defaultPolicy)
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`options.reconnect must be an object of ${fields.join(', ')}`)
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TypeError(`options.reconnect must be an object of ${fields.join(', ')}`)
   const unknown = Object.keys(options).find((key) => !fields.includes(key))
-  if (unknown !== undefined) throw new TypeError(`Unknown field reconnect.${unknown}: the fields are ${fields.join(', ')}`)
+  if (unknown !== undefined)
+    throw new TypeError(`Unknown field reconnect.${unknown}: the fields are ${fields.join(', ')}`)
   const given = options as Record<string, unknown>
   const policy = {...defaultPolicy, ...defaults}
   for (const name of fields as (keyof ReconnectPolicy)[]) {
@@ -56,11 +67,14 @@ export function resolveReconnectPolicy(options: unknown = {}, defaults: Partial<
     policy[name] = value
   }
   if (policy.maxAttempts < 1) throw new TypeError('reconnect.maxAttempts must be at least 1')
-  if (!Number.isInteger(policy.maxAttempts)) throw new TypeError(`reconnect.maxAttempts must be a whole number, got ${policy.maxAttempts}`)
+  if (!Number.isInteger(policy.maxAttempts))
+    throw new TypeError(`reconnect.maxAttempts must be a whole number, got ${policy.maxAttempts}`)
   // The longest delay caps every one: a first delay given above it would be ignored in silence. A default one is
   // only capped (`maxDelayMs: 0`: no waiting).
   if (given['minDelayMs'] !== undefined && policy.minDelayMs > policy.maxDelayMs) {
-    throw new TypeError(`reconnect.minDelayMs (${policy.minDelayMs}) must not exceed reconnect.maxDelayMs (${policy.maxDelayMs})`)
+    throw new TypeError(
+      `reconnect.minDelayMs (${policy.minDelayMs}) must not exceed reconnect.maxDelayMs (${policy.maxDelayMs})`,
+    )
   }
   return Object.freeze(policy)
 }

@@ -41,8 +41,7 @@ export function decideReconnect(input: ReconnectInput): ReconnectDecision {
   }
   // [spec 2025-11-25 transports] event IDs are unique within a session only: never send one to another session.
   // [WHATWG SSE] an empty `id:` resets the cursor, so an empty one is no cursor.
-  const usable =
-    cursor !== undefined && !cursorRejected && cursor.sessionId === sessionId && cursor.lastEventId !== ''
+  const usable = cursor !== undefined && !cursorRejected && cursor.sessionId === sessionId && cursor.lastEventId !== ''
   if (usable) return {branch: 'stream-resumption', sessionId, lastEventId: cursor.lastEventId}
   return {branch: 'session-resumption', sessionId, dropCursor: cursor !== undefined, settleRequest}
 }

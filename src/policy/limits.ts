@@ -80,7 +80,8 @@ export const defaultLimits: Limits = Object.freeze({
 
 /** `options` over the defaults; each must be a whole number of at least 1. */
 export function resolveLimits(options: unknown = {}): Limits {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError('options.limits must be an object')
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TypeError('options.limits must be an object')
   const unknown = Object.keys(options).find((key) => !(key in defaultLimits))
   if (unknown !== undefined) {
     throw new TypeError(`Unknown field limits.${unknown}: the fields are ${Object.keys(defaultLimits).join(', ')}`)
@@ -90,7 +91,8 @@ export function resolveLimits(options: unknown = {}): Limits {
   for (const name of Object.keys(defaultLimits) as LimitName[]) {
     const given = (options as LimitOptions)[name]
     const value = given === undefined ? defaultLimits[name] : given
-    if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`limits.${name} must be a whole number >= 1, got ${String(value)}`)
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new TypeError(`limits.${name} must be a whole number >= 1, got ${String(value)}`)
     limits[name] = value
   }
   return Object.freeze(limits)

@@ -30,7 +30,10 @@ const accepted: Readonly<Record<string, Accepts>> = {
     "true, false, or the journal itself (import {callJournal} from 'mcp-resumable-http/journal')",
     (value) => isBoolean(value) || typeof (value as {CallJournal?: unknown} | null)?.CallJournal === 'function',
   ],
-  secretHeaders: ['an array of header names', (value) => Array.isArray(value) && value.every((name) => typeof name === 'string' && isHeaderName(name))],
+  secretHeaders: [
+    'an array of header names',
+    (value) => Array.isArray(value) && value.every((name) => typeof name === 'string' && isHeaderName(name)),
+  ],
   // Each entry is checked as it is read (an http(s) origin).
   allowedRedirectOrigins: ["an array of origins such as 'https://host:8443'", Array.isArray],
 }
@@ -39,7 +42,8 @@ const accepted: Readonly<Record<string, Accepts>> = {
 export function checkOptionValues(options: Readonly<Record<string, unknown>>): void {
   for (const [name, [said, valid]] of Object.entries(accepted)) {
     const value = options[name]
-    if (value !== undefined && !valid(value)) throw new TypeError(`options.${name} must be ${said}, got ${describeValue(value)}`)
+    if (value !== undefined && !valid(value))
+      throw new TypeError(`options.${name} must be ${said}, got ${describeValue(value)}`)
   }
   checkRequestInit(options['requestInit'], options['redirectPolicy'])
 }
@@ -51,7 +55,9 @@ export function checkOptionValues(options: Readonly<Record<string, unknown>>): v
 function checkRequestInit(init: unknown, redirectPolicy: unknown): void {
   if (init === undefined) return
   if (typeof init !== 'object' || init === null || Array.isArray(init)) {
-    throw new TypeError(`options.requestInit must be an object of fetch's RequestInit fields (headers, credentials, ...), got ${describeValue(init)}`)
+    throw new TypeError(
+      `options.requestInit must be an object of fetch's RequestInit fields (headers, credentials, ...), got ${describeValue(init)}`,
+    )
   }
   const {signal, method, body, redirect, headers} = init as RequestInit
   if (signal !== undefined && signal !== null) {
@@ -59,16 +65,24 @@ function checkRequestInit(init: unknown, redirectPolicy: unknown): void {
       'options.requestInit.signal is not supported: requestInit goes with every request, so its signal cannot stop one of them. Give a request its own with the Client (client.callTool(params, undefined, {signal})): its abort POSTs notifications/cancelled and closes that request. To stop everything, call transport.close()',
     )
   }
-  if (method !== undefined) throw new TypeError("options.requestInit.method is not used: each request's method is the protocol's (POST, GET, DELETE)")
-  if (body !== undefined && body !== null) throw new TypeError('options.requestInit.body is not used: each POST carries the message it sends')
+  if (method !== undefined)
+    throw new TypeError(
+      "options.requestInit.method is not used: each request's method is the protocol's (POST, GET, DELETE)",
+    )
+  if (body !== undefined && body !== null)
+    throw new TypeError('options.requestInit.body is not used: each POST carries the message it sends')
   if (redirect !== undefined && redirectPolicy !== 'follow') {
-    throw new TypeError("options.requestInit.redirect is used only with redirectPolicy 'follow': with 'same-origin' (the default) the transport follows redirects itself")
+    throw new TypeError(
+      "options.requestInit.redirect is used only with redirectPolicy 'follow': with 'same-origin' (the default) the transport follows redirects itself",
+    )
   }
   try {
     new Headers(headers)
   } catch {
     // The platform's message may quote a value, which may be a secret.
-    throw new TypeError('options.requestInit.headers must be what `new Headers()` takes: names that are HTTP tokens, values without control characters')
+    throw new TypeError(
+      'options.requestInit.headers must be what `new Headers()` takes: names that are HTTP tokens, values without control characters',
+    )
   }
 }
 

@@ -90,7 +90,9 @@ interface MemoryStream {
 /** 96 random bits in base64url: 16 characters, none of them a `.`. */
 export function newNonce(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12))
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_')
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
 }
 
 /**
@@ -128,8 +130,11 @@ export class MemoryEventLog implements EventLog {
     const held = this.#numbers.get(stream)
     // A stream is forgotten with its last held event, so a known one holds at least one.
     const oldest = held?.events[held.head]
-    if (held === undefined || oldest === undefined || seq < oldest.seq - 1 || seq > held.last) return Promise.resolve({nonce, held: undefined, evicted})
-    const events = withEvents ? held.events.slice(held.head + seq - oldest.seq + 1).map(({seq: number, data}) => ({seq: number, data})) : []
+    if (held === undefined || oldest === undefined || seq < oldest.seq - 1 || seq > held.last)
+      return Promise.resolve({nonce, held: undefined, evicted})
+    const events = withEvents
+      ? held.events.slice(held.head + seq - oldest.seq + 1).map(({seq: number, data}) => ({seq: number, data}))
+      : []
     return Promise.resolve({nonce, held: {streamId: held.id, events}, evicted})
   }
 

@@ -105,8 +105,14 @@ const where = 'ResumableEventStore'
 function checkLog(log: unknown): EventLog {
   if (log === undefined) return new MemoryEventLog()
   const methods = ['append', 'after', 'clear'] as const
-  if (typeof log !== 'object' || log === null || methods.some((method) => typeof (log as Record<string, unknown>)[method] !== 'function')) {
-    throw new TypeError(`ResumableEventStore: options.log must be an EventLog (${methods.join(', ')}): a MemoryEventLog or a RedisEventLog`)
+  if (
+    typeof log !== 'object' ||
+    log === null ||
+    methods.some((method) => typeof (log as Record<string, unknown>)[method] !== 'function')
+  ) {
+    throw new TypeError(
+      `ResumableEventStore: options.log must be an EventLog (${methods.join(', ')}): a MemoryEventLog or a RedisEventLog`,
+    )
   }
   return log as EventLog
 }
@@ -137,11 +143,20 @@ export class ResumableEventStore {
   readonly #log: EventLog
   readonly #bounds: EventBounds
   #tail: Promise<unknown> = Promise.resolve()
-  readonly #metrics: EventStoreMetrics = {storedEvents: 0, evictedEvents: 0, streamResumptions: 0, replayedEvents: 0, refusedEventIds: 0}
+  readonly #metrics: EventStoreMetrics = {
+    storedEvents: 0,
+    evictedEvents: 0,
+    streamResumptions: 0,
+    replayedEvents: 0,
+    refusedEventIds: 0,
+  }
 
   constructor(options: ResumableEventStoreOptions = {}) {
     checkKeys(options, ['log', 'maxBytes', 'maxAgeMs'], where)
-    this.#bounds = {maxBytes: positiveInteger(options.maxBytes, 1_048_576, where, 'maxBytes'), maxAgeMs: positiveInteger(options.maxAgeMs, 600_000, where, 'maxAgeMs')}
+    this.#bounds = {
+      maxBytes: positiveInteger(options.maxBytes, 1_048_576, where, 'maxBytes'),
+      maxAgeMs: positiveInteger(options.maxAgeMs, 600_000, where, 'maxAgeMs'),
+    }
     this.#log = checkLog(options.log)
   }
 
@@ -152,7 +167,12 @@ export class ResumableEventStore {
 
   storeEvent(streamId: string, message: JsonRpcMessage): Promise<string> {
     return this.#run(async () => {
-      const {nonce, stream, seq, evicted} = await this.#log.append(streamId, JSON.stringify(message), Date.now(), this.#bounds)
+      const {nonce, stream, seq, evicted} = await this.#log.append(
+        streamId,
+        JSON.stringify(message),
+        Date.now(),
+        this.#bounds,
+      )
       this.#metrics.storedEvents++
       this.#metrics.evictedEvents += evicted
       return `${nonce}.${stream}.${seq}`
@@ -163,7 +183,10 @@ export class ResumableEventStore {
     return this.#run(async () => (await this.#find(eventId, false)).held?.streamId)
   }
 
-  replayEventsAfter(lastEventId: string, {send}: {send: (eventId: string, message: JsonRpcMessage) => Promise<void>}): Promise<string> {
+  replayEventsAfter(
+    lastEventId: string,
+    {send}: {send: (eventId: string, message: JsonRpcMessage) => Promise<void>},
+  ): Promise<string> {
     return this.#run(async () => {
       const {held, reason} = await this.#find(lastEventId, true)
       if (held === undefined) throw new RefusedEventIdError(lastEventId, reason)
@@ -185,7 +208,13 @@ export class ResumableEventStore {
   async #find(eventId: string, withEvents: boolean): Promise<{held: Held | undefined; reason: RefusedEventIdReason}> {
     const position = parse(eventId)
     if (position === undefined) return this.#refused('malformed')
-    const {nonce, held, evicted} = await this.#log.after(position.stream, position.seq, Date.now(), this.#bounds, withEvents)
+    const {nonce, held, evicted} = await this.#log.after(
+      position.stream,
+      position.seq,
+      Date.now(),
+      this.#bounds,
+      withEvents,
+    )
     this.#metrics.evictedEvents += evicted
     // An ID of another log is refused even when this one holds the same numbers.
     if (nonce !== position.nonce) return this.#refused(nonce === undefined ? 'not-held' : 'foreign')

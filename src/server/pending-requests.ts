@@ -124,21 +124,42 @@ function attachesWithoutCursor(method: string | undefined, lastEventId: string |
  * const pending = reemitPendingRequests(transport)
  * ```
  */
-export function reemitPendingRequests(transport: SdkServerTransport, options: PendingRequestsOptions = {}): PendingRequests {
+export function reemitPendingRequests(
+  transport: SdkServerTransport,
+  options: PendingRequestsOptions = {},
+): PendingRequests {
   const target = transport as unknown as Wrapped
-  if (typeof target !== 'object' || (target as unknown) === null || typeof target.send !== 'function' || typeof target.handleRequest !== 'function') {
-    throw new TypeError('reemitPendingRequests: transport must be an SDK server transport (with send and handleRequest)')
+  if (
+    typeof target !== 'object' ||
+    (target as unknown) === null ||
+    typeof target.send !== 'function' ||
+    typeof target.handleRequest !== 'function'
+  ) {
+    throw new TypeError(
+      'reemitPendingRequests: transport must be an SDK server transport (with send and handleRequest)',
+    )
   }
   if (wrapped.has(target)) throw new TypeError('reemitPendingRequests: this transport is wrapped already')
   checkKeys(options, ['pendingOnAttach', 'maxPending', 'maxPendingBytes'], where)
-  const pendingOnAttach = oneOf<PendingOnAttach>(options.pendingOnAttach, ['re-emit', 'cancel'], 're-emit', where, 'pendingOnAttach')
+  const pendingOnAttach = oneOf<PendingOnAttach>(
+    options.pendingOnAttach,
+    ['re-emit', 'cancel'],
+    're-emit',
+    where,
+    'pendingOnAttach',
+  )
   const maxPending = positiveInteger(options.maxPending, 100, where, 'maxPending')
   const maxPendingBytes = positiveInteger(options.maxPendingBytes, 1_048_576, where, 'maxPendingBytes')
   wrapped.add(target)
 
   const pending = new Map<JsonRpcId, {message: JsonRpcMessage; weight: number}>()
   let pendingWeight = 0
-  const metrics: Omit<PendingRequestsMetrics, 'pendingRequests'> = {sessionResumptions: 0, reemittedRequests: 0, cancelledRequests: 0, forgottenRequests: 0}
+  const metrics: Omit<PendingRequestsMetrics, 'pendingRequests'> = {
+    sessionResumptions: 0,
+    reemittedRequests: 0,
+    cancelledRequests: 0,
+    forgottenRequests: 0,
+  }
 
   const forget = (id: JsonRpcId): void => {
     const entry = pending.get(id)
@@ -168,7 +189,8 @@ export function reemitPendingRequests(transport: SdkServerTransport, options: Pe
 
   const answered = (message: JsonRpcMessage): void => {
     const envelope = message as Envelope & {result?: unknown; error?: unknown}
-    if (envelope.method === undefined && isId(envelope.id) && ('result' in envelope || 'error' in envelope)) forget(envelope.id)
+    if (envelope.method === undefined && isId(envelope.id) && ('result' in envelope || 'error' in envelope))
+      forget(envelope.id)
   }
   const nextMessage = target.onmessage
   target.onmessage = (message, extra) => {
@@ -193,9 +215,17 @@ export function reemitPendingRequests(transport: SdkServerTransport, options: Pe
       }
       forget(id)
       metrics.cancelledRequests++
-      await send({jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: id, reason: cancelReason}} as JsonRpcMessage)
+      await send({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: {requestId: id, reason: cancelReason},
+      } as JsonRpcMessage)
       // The server's own Protocol learns it through the transport, as an answer: the tool's request rejects.
-      target.onmessage?.({jsonrpc: '2.0', id, error: {code: requestCancelled, message: `Request cancelled: ${cancelReason}`}} as JsonRpcMessage)
+      target.onmessage?.({
+        jsonrpc: '2.0',
+        id,
+        error: {code: requestCancelled, message: `Request cancelled: ${cancelReason}`},
+      } as JsonRpcMessage)
     }
   }
   const attach = (): void => {

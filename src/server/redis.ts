@@ -121,25 +121,53 @@ export class RedisEventLog implements EventLog {
   readonly #loaded = new Map<string, string>()
 
   constructor(options: RedisEventLogOptions) {
-    const {client, key, prefix = 'mcp-events:'} = (options as RedisEventLogOptions | undefined) ?? ({} as Partial<RedisEventLogOptions>)
+    const {
+      client,
+      key,
+      prefix = 'mcp-events:',
+    } = (options as RedisEventLogOptions | undefined) ?? ({} as Partial<RedisEventLogOptions>)
     if (typeof client?.sendCommand !== 'function') {
-      throw new TypeError("RedisEventLog: options.client must be a connected Redis client (createClient() of 'redis', then connect())")
+      throw new TypeError(
+        "RedisEventLog: options.client must be a connected Redis client (createClient() of 'redis', then connect())",
+      )
     }
-    if (typeof key !== 'string' || key === '') throw new TypeError('RedisEventLog: options.key must be a non-empty string (the session ID, say)')
+    if (typeof key !== 'string' || key === '')
+      throw new TypeError('RedisEventLog: options.key must be a non-empty string (the session ID, say)')
     if (typeof prefix !== 'string') throw new TypeError('RedisEventLog: options.prefix must be a string')
     this.#client = client
     this.#base = prefix + key
   }
 
   async append(streamId: string, data: string, now: number, bounds: EventBounds): Promise<Appended> {
-    const reply = await this.#eval(appendScript, [this.#base, streamId, data, String(now), String(bounds.maxBytes), String(bounds.maxAgeMs), newNonce()])
+    const reply = await this.#eval(appendScript, [
+      this.#base,
+      streamId,
+      data,
+      String(now),
+      String(bounds.maxBytes),
+      String(bounds.maxAgeMs),
+      newNonce(),
+    ])
     const [nonce, stream, seq, evicted] = reply as [string, number, number, number]
     return {nonce, stream, seq, evicted}
   }
 
   async after(stream: number, seq: number, now: number, bounds: EventBounds, withEvents: boolean): Promise<Lookup> {
-    const args = [this.#base, String(stream), String(seq), String(now), String(bounds.maxBytes), String(bounds.maxAgeMs), withEvents ? '1' : '0']
-    const [nonce, evicted, streamId, ...entries] = (await this.#eval(afterScript, args)) as [string | null, number, string | null, ...string[]]
+    const args = [
+      this.#base,
+      String(stream),
+      String(seq),
+      String(now),
+      String(bounds.maxBytes),
+      String(bounds.maxAgeMs),
+      withEvents ? '1' : '0',
+    ]
+    const [nonce, evicted, streamId, ...entries] = (await this.#eval(afterScript, args)) as [
+      string | null,
+      number,
+      string | null,
+      ...string[],
+    ]
     if (streamId === null) return {nonce: nonce ?? undefined, held: undefined, evicted}
     const events = entries.map((entry) => {
       const [number = '', , ...data] = entry.split(':')
@@ -151,7 +179,14 @@ export class RedisEventLog implements EventLog {
   async clear(): Promise<void> {
     let cursor = '0'
     do {
-      const [next, keys] = (await this.#client.sendCommand(['SCAN', cursor, 'MATCH', `${escapeGlob(this.#base)}:*`, 'COUNT', '500'])) as [string, string[]]
+      const [next, keys] = (await this.#client.sendCommand([
+        'SCAN',
+        cursor,
+        'MATCH',
+        `${escapeGlob(this.#base)}:*`,
+        'COUNT',
+        '500',
+      ])) as [string, string[]]
       cursor = next
       if (keys.length > 0) await this.#client.sendCommand(['DEL', ...keys])
     } while (cursor !== '0')

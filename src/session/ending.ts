@@ -59,7 +59,12 @@ export class SessionEnding {
    * refused the session too, else undefined (the message's refusal, or no one can tell). A refusal whose body answers
    * the request (a JSON-RPC error with its ID) is the request's: then no GET is sent.
    */
-  async sessionRefused(sessionId: string, refusal: TransportError, requestId: number | undefined, signal: AbortSignal): Promise<number | undefined> {
+  async sessionRefused(
+    sessionId: string,
+    refusal: TransportError,
+    requestId: number | undefined,
+    signal: AbortSignal,
+  ): Promise<number | undefined> {
     if (requestId !== undefined && rpcErrorIn(refusal, requestId) !== undefined) return undefined
     const {http, session} = this.#host
     let response: Response
@@ -71,7 +76,12 @@ export class SessionEnding {
       return undefined
     }
     discard(response)
-    const answer = classifyStreamAnswer({status: response.status, eventStream: isEventStream(response.headers.get('content-type')), sentSession: true, sentCursor: false})
+    const answer = classifyStreamAnswer({
+      status: response.status,
+      eventStream: isEventStream(response.headers.get('content-type')),
+      sentSession: true,
+      sentCursor: false,
+    })
     // The session lives. What the server may have put on that stream comes again to one attached without cursor.
     if (answer === 'open') this.#host.wantReemission()
     return answer === 'session-expired' ? response.status : undefined
@@ -94,13 +104,18 @@ export class SessionEnding {
       status = isTransportError(error) ? error.status : undefined
     }
     // The session the DELETE named, unless it ended meanwhile.
-    if (session.id === sessionId) await this.end(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
+    if (session.id === sessionId)
+      await this.end(new TransportError('aborted', `Session ${sessionId} was terminated`)).cleared
     this.#host.emit({type: 'session-terminated', sessionId, status})
     if (failure === undefined) return
     // The authorization flow's own errors (`UnauthorizedError`) go as they came.
     if (!isTransportError(failure)) throw failure
     const forgotten = `${failure.message}; the session was forgotten here all the same, and the server may keep it until it expires it`
-    throw new TransportError(failure.code, forgotten, {status: failure.status, body: failure.data?.text, cause: failure})
+    throw new TransportError(failure.code, forgotten, {
+      status: failure.status,
+      body: failure.data?.text,
+      cause: failure,
+    })
   }
 
   /**
@@ -109,7 +124,13 @@ export class SessionEnding {
    */
   async forget(claim: AbortSignal | undefined): Promise<void> {
     const {session} = this.#host
-    const forgotten = (): Promise<void> => this.end(new TransportError('aborted', session.id === undefined ? 'The session was forgotten' : `Session ${session.id} was forgotten`)).cleared
+    const forgotten = (): Promise<void> =>
+      this.end(
+        new TransportError(
+          'aborted',
+          session.id === undefined ? 'The session was forgotten' : `Session ${session.id} was forgotten`,
+        ),
+      ).cleared
     if (claim === undefined) await forgotten()
     else await session.whileClaimed(claim, forgotten)
   }

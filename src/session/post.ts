@@ -64,7 +64,12 @@ export interface PostHost {
    * A POST that carried session `sessionId` was refused 400 or 410: the status of the session's GET when that refused
    * the session too, else undefined (docs/failures.md#a-session-the-server-no-longer-knows).
    */
-  sessionRefused(sessionId: string, refusal: TransportError, requestId: number | undefined, signal: AbortSignal): Promise<number | undefined>
+  sessionRefused(
+    sessionId: string,
+    refusal: TransportError,
+    requestId: number | undefined,
+    signal: AbortSignal,
+  ): Promise<number | undefined>
   /** The session is initialized: open the standalone GET stream. */
   initialized(): void
   /** A request was answered: a degraded standalone stream tries again at once. */
@@ -84,19 +89,29 @@ export interface PostHost {
  * answer stored, a cancellation or a request renamed to its wire ID, the stream of its answer), then the POST.
  * `options.onresumptiontoken` hears each event ID of a request's stream.
  */
-export async function send(host: PostHost, message: JSONRPCMessage, lifetime: AbortSignal, options: SendOptions = {}): Promise<void> {
+export async function send(
+  host: PostHost,
+  message: JSONRPCMessage,
+  lifetime: AbortSignal,
+  options: SendOptions = {},
+): Promise<void> {
   const {session, inbox} = host
   // The SDK's token path GETs instead of POSTing; here streams resume on their own, so a token is a port error.
-  if (options.resumptionToken !== undefined) throw new TransportError('protocol', 'resumptionToken is not supported: this transport resumes streams itself')
+  if (options.resumptionToken !== undefined)
+    throw new TransportError('protocol', 'resumptionToken is not supported: this transport resumes streams itself')
   const method = methodOf(message)
   const clientId = requestIdOf(message)
   // A header that cannot go on the wire fails the call here, before anything is recorded or sent.
   const {headers, envelopeVersion} = requestHeaders(message, options.headers)
   const {requestSignal} = options
-  if (requestSignal?.aborted === true) throw new TransportError('aborted', `${method ?? 'The request'} was cancelled before it was sent`)
+  if (requestSignal?.aborted === true)
+    throw new TransportError('aborted', `${method ?? 'The request'} was cancelled before it was sent`)
   // The Client relies on a session that expired: a request sent without it would meet "not initialized".
   if (clientId !== undefined && method !== 'initialize' && session.expired !== undefined) {
-    throw new TransportError('session-expired', `Session ${session.expired} has expired; ${String(method)} was not sent: initialize a new session`)
+    throw new TransportError(
+      'session-expired',
+      `Session ${session.expired} has expired; ${String(method)} was not sent: initialize a new session`,
+    )
   }
   // A stored session's handshake is answered from the store: the server knows this session already.
   const replayed = method === 'initialize' ? session.takeReplay() : undefined
@@ -125,9 +140,20 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
   // [spec basic] a request ID is never reused within a session, across processes too: the wire gets its own.
   const requestId = clientId === undefined ? undefined : await session.nextWireId()
   const {onRequestStreamEnd} = options
-  const onEnd = onRequestStreamEnd === undefined ? undefined : () => requestSignal?.aborted !== true && onRequestStreamEnd()
+  const onEnd =
+    onRequestStreamEnd === undefined ? undefined : () => requestSignal?.aborted !== true && onRequestStreamEnd()
   const stream =
-    requestId === undefined ? undefined : host.addStream({kind: 'request', requestId, call: callOf(message, method!, clientId!), orphan: false, stored: undefined, onCursor: options.onresumptiontoken, onEnd})
+    requestId === undefined
+      ? undefined
+      : host.addStream({
+          kind: 'request',
+          requestId,
+          call: callOf(message, method!, clientId!),
+          orphan: false,
+          stored: undefined,
+          onCursor: options.onresumptiontoken,
+          onEnd,
+        })
   // The call journal records a call before it goes (docs/design.md#the-call-journal).
   await host.journal.sending(message, requestId, session.id)
   if (requestId !== undefined) message = inbox.registerRequest(message, requestId)
@@ -151,8 +177,17 @@ export async function send(host: PostHost, message: JSONRPCMessage, lifetime: Ab
 }
 
 /** [spec transports, session management] ends `sessionId` with `DELETE`: the answer's status, unless refused (thrown). */
-export async function deleteSession(host: Pick<PostHost, 'http' | 'session'>, sessionId: string, signal: AbortSignal): Promise<number> {
-  const response = await exchange(host.http, {method: 'DELETE', sessionId, protocolVersion: host.session.protocolVersion, signal})
+export async function deleteSession(
+  host: Pick<PostHost, 'http' | 'session'>,
+  sessionId: string,
+  signal: AbortSignal,
+): Promise<number> {
+  const response = await exchange(host.http, {
+    method: 'DELETE',
+    sessionId,
+    protocolVersion: host.session.protocolVersion,
+    signal,
+  })
   if (classifyDeleteAnswer(response.status) === 'refused') throw await httpError(host.http, response, 'DELETE')
   discard(response)
   return response.status
@@ -170,7 +205,8 @@ async function postAnswer(host: PostHost, outgoing: Outgoing, signal: AbortSigna
         await post(host, outgoing, signal)
         return undefined
       } catch (error) {
-        if (isTransportError(error, 'network') || (isTransportError(error, 'http') && isTransient(error.status ?? 0))) throw error
+        if (isTransportError(error, 'network') || (isTransportError(error, 'http') && isTransient(error.status ?? 0)))
+          throw error
         return {error}
       }
     },
@@ -197,7 +233,11 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     host.journal.rejected(requestId)
     host.streams.remove(stream!, false)
     // A connection never opened sent nothing: safe to send again. Any other failure may have let it run.
-    const failure = isTransportError(error, 'network') ? new TransportError(neverConnected(error) ? 'not-sent' : 'outcome-unknown', `${what}: ${error.message}`, {cause: error}) : error
+    const failure = isTransportError(error, 'network')
+      ? new TransportError(neverConnected(error) ? 'not-sent' : 'outcome-unknown', `${what}: ${error.message}`, {
+          cause: error,
+        })
+      : error
     // [docs/failures.md] its tool may be asking the client meanwhile, on a stream nobody reads.
     if (isTransportError(failure, 'outcome-unknown')) host.wantReemission()
     return failure
@@ -206,7 +246,14 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   const sentSession = envelopeVersion === undefined ? session.id : undefined
   let response: Response
   try {
-    response = await exchange(host.http, {method: 'POST', sessionId: sentSession, protocolVersion: session.protocolVersion, headers: outgoing.headers, body: JSON.stringify(message), signal})
+    response = await exchange(host.http, {
+      method: 'POST',
+      sessionId: sentSession,
+      protocolVersion: session.protocolVersion,
+      headers: outgoing.headers,
+      body: JSON.stringify(message),
+      signal,
+    })
   } catch (error) {
     throw fail(error)
   }
@@ -219,7 +266,11 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   })
   // The session is gone: the message is never sent again, in any path.
   const expired = async (why: string): Promise<TransportError> => {
-    const error = new TransportError('session-expired', `Session ${sentSession} has expired (${why}); ${method ?? 'the message'} was not sent again`, {status: response.status})
+    const error = new TransportError(
+      'session-expired',
+      `Session ${sentSession} has expired (${why}); ${method ?? 'the message'} was not sent again`,
+      {status: response.status},
+    )
     fail(error)
     await host.expireSession(error)
     return error
@@ -231,8 +282,10 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   if (answer === 'refused' || answer === 'session-in-doubt') {
     const error = await httpError(host.http, response, `POST ${method ?? 'response'}`)
     // [docs/failures.md#a-session-the-server-no-longer-knows] the session's refusal, or the message's: its GET tells.
-    const confirmed = answer === 'session-in-doubt' ? await host.sessionRefused(sentSession!, error, requestId, signal) : undefined
-    if (confirmed !== undefined) throw await expired(`HTTP ${response.status}, and ${confirmed} to a GET of the session`)
+    const confirmed =
+      answer === 'session-in-doubt' ? await host.sessionRefused(sentSession!, error, requestId, signal) : undefined
+    if (confirmed !== undefined)
+      throw await expired(`HTTP ${response.status}, and ${confirmed} to a GET of the session`)
     // [SDK interop] a 2026-07-28 request refused 400 with its JSON-RPC error (a header mismatch, an unsupported
     // version) is answered with it, as the v2 SDK's transport does: the Client's version negotiation reads it there.
     // Only a request has an envelope.
@@ -244,8 +297,14 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   }
   if (answer === 'outcome-unknown') {
     discard(response)
-    const why = response.ok ? `answered ${response.status} with ${contentType === null ? 'no content type' : `content type ${JSON.stringify(contentType)}`}` : `failed with HTTP ${response.status}`
-    throw fail(new TransportError('outcome-unknown', `${what} ${why}: it may have run, and was not sent again`, {status: response.status}))
+    const why = response.ok
+      ? `answered ${response.status} with ${contentType === null ? 'no content type' : `content type ${JSON.stringify(contentType)}`}`
+      : `failed with HTTP ${response.status}`
+    throw fail(
+      new TransportError('outcome-unknown', `${what} ${why}: it may have run, and was not sent again`, {
+        status: response.status,
+      }),
+    )
   }
   // The server answered a request: the way to it is open again.
   host.reachable()
@@ -273,7 +332,11 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     messages = parseMessages(await response.text(), [], host.http.redact)
   } catch (error) {
     // The server took the request: whatever went wrong with its answer, it may have run.
-    throw fail(new TransportError('outcome-unknown', `The answer to ${what} could not be read: ${asError(error).message}`, {cause: error}))
+    throw fail(
+      new TransportError('outcome-unknown', `The answer to ${what} could not be read: ${asError(error).message}`, {
+        cause: error,
+      }),
+    )
   }
   host.streams.remove(stream!, false)
   for (const answer of messages) await host.journal.receiving(answer)
@@ -281,7 +344,10 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   // Built only when needed: an error's stack trace costs more than the rest of a request's own work.
   // Stryker disable next-line ConditionalExpression: settle ignores a request no longer pending; the check spares the error
   if (inbox.isPending(requestId)) {
-    inbox.settle(requestId, new TransportError('outcome-unknown', `The JSON answer to ${what} did not contain its response`))
+    inbox.settle(
+      requestId,
+      new TransportError('outcome-unknown', `The JSON answer to ${what} did not contain its response`),
+    )
   }
 }
 

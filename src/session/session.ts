@@ -138,7 +138,10 @@ export class Session {
   offer(requestId: JsonRpcId, header: string | null): void {
     if (header === null) return
     if (!isSessionId(header)) {
-      throw new TransportError('protocol', `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`)
+      throw new TransportError(
+        'protocol',
+        `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`,
+      )
     }
     this.#offered = {requestId, sessionId: header}
   }
@@ -177,7 +180,8 @@ export class Session {
   async nextWireId(): Promise<number> {
     const wireId = this.#nextWireId++
     // [spec basic] a request ID is never reused within a session, across processes too.
-    if (wireId >= this.#reservedWireIds && (this.#id !== undefined || this.#stateless)) void this.#reserveWireIds(wireId)
+    if (wireId >= this.#reservedWireIds && (this.#id !== undefined || this.#stateless))
+      void this.#reserveWireIds(wireId)
     await this.#reservation
     return wireId
   }
@@ -222,7 +226,10 @@ export class Session {
   #reserveWireIds(from: number): Promise<void> {
     this.#reservedWireIds = from + wireIdBlock
     // A session reserves in its own record; the era without sessions, in one record of the endpoint.
-    this.#reservation = this.#id === undefined ? this.#records.saveWireIds(this.#reservedWireIds) : this.#records.saveSession(this.#record())
+    this.#reservation =
+      this.#id === undefined
+        ? this.#records.saveWireIds(this.#reservedWireIds)
+        : this.#records.saveSession(this.#record())
     return this.#reservation
   }
 

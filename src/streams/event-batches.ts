@@ -86,14 +86,20 @@ export class EventBatches {
         }
         // The parser bounds only what it holds of an event still arriving: one that came whole in a chunk is measured here.
         if (event.data.length > maxEventBytes) {
-          exceeded(new ParseError(`An event of ${event.data.length} characters exceeded the max buffer size of ${maxEventBytes} characters`, {type: 'max-buffer-size-exceeded'}))
+          exceeded(
+            new ParseError(
+              `An event of ${event.data.length} characters exceeded the max buffer size of ${maxEventBytes} characters`,
+              {type: 'max-buffer-size-exceeded'},
+            ),
+          )
           return
         }
         this.#events.push(event)
         // A request has an `id` member; so has a response (one a stream) and maybe some notification: a batch made
         // smaller by mistake costs nothing but its size. One scan, no parsing, and for `id":` rather than `"id"`:
         // JSON holds far fewer `i` than `"`, which makes the scan four times cheaper.
-        this.#eventsWeight += event.data.length + (event.data.includes('id":') ? requestOverheadBytes : eventOverheadBytes)
+        this.#eventsWeight +=
+          event.data.length + (event.data.includes('id":') ? requestOverheadBytes : eventOverheadBytes)
       },
       // [WHATWG SSE] a `retry` value that is not all digits is ignored; the parser only reports integers.
       onRetry: (value) => (this.#retryMs = value),

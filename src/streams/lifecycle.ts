@@ -139,7 +139,8 @@ export class StreamLifecycle {
         // Ended to re-attach without its cursor: at once, not after a backoff.
         else if (step === 'reattach') step = await this.#settled(stream, () => this.#series(stream, 'reattach'))
         // [docs/failures.md] the standalone stream is never abandoned while its session lives.
-        else if (step.reason === 'given-up' && stream.kind === 'standalone') step = await this.#degraded(stream, step.error)
+        else if (step.reason === 'given-up' && stream.kind === 'standalone')
+          step = await this.#degraded(stream, step.error)
         else break
       }
       this.#end(stream, step)
@@ -173,7 +174,10 @@ export class StreamLifecycle {
     for (;;) {
       // Woken early by a request that succeeded, or aborted: p-retry then throws the abort before any attempt.
       const wake = (this.#wake = new ChildAbort(stream.controller.signal))
-      await sleep(host.options.reconnect.maxDelayMs, wake.signal).then(() => wake.release(), () => wake.release())
+      await sleep(host.options.reconnect.maxDelayMs, wake.signal).then(
+        () => wake.release(),
+        () => wake.release(),
+      )
       try {
         // Stryker disable next-line StringLiteral: #series tells only 'open' and 'resume' from the rest
         return await this.#series(stream, 'reattach', 1)
@@ -189,7 +193,8 @@ export class StreamLifecycle {
    */
   #series(stream: Stream, opening: Opening, attempts?: number): Promise<Step> {
     const {signal} = stream.controller
-    const policy = attempts === undefined ? this.#host.options.reconnect : {...this.#host.options.reconnect, maxAttempts: attempts}
+    const policy =
+      attempts === undefined ? this.#host.options.reconnect : {...this.#host.options.reconnect, maxAttempts: attempts}
     return retryWithBackoff(
       async (attempt) => {
         // [spec 2025-11-25 transports] the client MUST wait the stream's `retry` before reconnecting; without one,
@@ -203,7 +208,8 @@ export class StreamLifecycle {
         stream.retryAfterUntil = undefined
         // Stryker disable next-line EqualityOperator: a wait of 0 ms is none
         if (retryAfter > 0) await sleep(retryAfter, signal)
-        let plan: Plan = opening === 'open' && attempt === 1 ? {branch: 'open', lastEventId: undefined} : this.#decide(stream)
+        let plan: Plan =
+          opening === 'open' && attempt === 1 ? {branch: 'open', lastEventId: undefined} : this.#decide(stream)
         for (;;) {
           if ('reason' in plan) return plan
           const step = await this.#connect(stream, plan, attempt)
@@ -215,7 +221,8 @@ export class StreamLifecycle {
       },
       policy,
       signal,
-      (error, attempt) => this.#host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt, error}),
+      (error, attempt) =>
+        this.#host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt, error}),
     )
   }
 
@@ -233,7 +240,10 @@ export class StreamLifecycle {
       this.wantReemission()
       // The answer was on this stream and only a cursor could have brought it back.
       const why = stream.refusal?.message ?? 'the stream broke before any event ID'
-      host.settle(stream, outcomeUnknown(`${stream.describe()}: ${why}; the request was not sent again`, stream.refusal))
+      host.settle(
+        stream,
+        outcomeUnknown(`${stream.describe()}: ${why}; the request was not sent again`, stream.refusal),
+      )
     }
     if (decision.branch === 'session-resumption' && stream.kind === 'standalone') {
       return {branch: decision.branch, lastEventId: undefined}
@@ -244,7 +254,11 @@ export class StreamLifecycle {
   }
 
   /** CONNECTING: one GET for `stream`, then READING when it opened. Throws for a failed attempt. */
-  async #connect(stream: Stream, {branch, lastEventId}: Exclude<Plan, Ending>, attempt: number): Promise<Step | 'cursor-refused'> {
+  async #connect(
+    stream: Stream,
+    {branch, lastEventId}: Exclude<Plan, Ending>,
+    attempt: number,
+  ): Promise<Step | 'cursor-refused'> {
     const host = this.#host
     const sessionId = host.sessionId()
     const headers = {'mcp-session-id': sessionId, 'last-event-id': lastEventId}
@@ -263,17 +277,28 @@ export class StreamLifecycle {
   }
 
   /** The GET of `connection`, its answer classified, then READING when it opened. Throws for a failed attempt. */
-  async #opened(connection: Connection, sessionId: string | undefined, lastEventId: string | undefined): Promise<Step | 'cursor-refused'> {
+  async #opened(
+    connection: Connection,
+    sessionId: string | undefined,
+    lastEventId: string | undefined,
+  ): Promise<Step | 'cursor-refused'> {
     const host = this.#host
     const {stream} = connection
     const {kind, requestId} = stream
     // [spec 2025-11-25 transports] resumption is always a GET with Last-Event-ID, whatever opened the stream.
     let response: Response
     try {
-      response = await exchange(host.http, {method: 'GET', sessionId, protocolVersion: host.protocolVersion(), lastEventId, signal: connection.signal})
+      response = await exchange(host.http, {
+        method: 'GET',
+        sessionId,
+        protocolVersion: host.protocolVersion(),
+        lastEventId,
+        signal: connection.signal,
+      })
     } catch (error) {
       // Ended alone while its GET was on its way: to re-attach at once, or answered elsewhere.
-      if (connection.endedBy !== undefined) return connection.endedBy === 'reattach' ? 'reattach' : {reason: 'completed'}
+      if (connection.endedBy !== undefined)
+        return connection.endedBy === 'reattach' ? 'reattach' : {reason: 'completed'}
       // A redirect the policy refuses (code `http`) would be refused again: no further attempt.
       if (isTransportError(error, 'http')) return this.#givenUp(stream, error)
       // The authorization flow failed (the user must authorize): running it again would not help. Said once.
@@ -300,7 +325,10 @@ export class StreamLifecycle {
         this.#replayThenReattach = false
         // [docs/design.md#what-is-persisted] a crash within quietCursorWriteMs of a POST's priming event left no record
         // of its stream: what its tool asked comes back only to a stream attached without Last-Event-ID.
-        void sleep(replayReadMs, stream.controller.signal).then(() => this.wantReemission(), () => {})
+        void sleep(replayReadMs, stream.controller.signal).then(
+          () => this.wantReemission(),
+          () => {},
+        )
       }
       return this.#read(connection, response.body!)
     }
@@ -309,15 +337,22 @@ export class StreamLifecycle {
       stream.retryAfterUntil = Date.now() + (wait ?? 0)
       throw await httpError(host.http, response, what)
     }
-    if (answer === 'refused' || answer === 'unauthorized') return this.#givenUp(stream, await httpError(host.http, response, what))
+    if (answer === 'refused' || answer === 'unauthorized')
+      return this.#givenUp(stream, await httpError(host.http, response, what))
     discard(response)
     switch (answer) {
       case 'session-expired':
-        await host.expireSession(new TransportError('session-expired', `Session ${sessionId} has expired (HTTP ${status} on GET)`, {status}))
+        await host.expireSession(
+          new TransportError('session-expired', `Session ${sessionId} has expired (HTTP ${status} on GET)`, {status}),
+        )
         // The session's end aborted its streams, this one too: it ends silently, as any aborted stream.
         throw abortedError(stream.controller.signal)
       case 'cursor-refused': {
-        const error = new TransportError('resumption-rejected', `The server refused Last-Event-ID ${JSON.stringify(lastEventId)} of ${stream.describe()} (HTTP ${status})`, {status})
+        const error = new TransportError(
+          'resumption-rejected',
+          `The server refused Last-Event-ID ${JSON.stringify(lastEventId)} of ${stream.describe()} (HTTP ${status})`,
+          {status},
+        )
         stream.refuse(error)
         // Its record goes too: a later process must not send it again.
         host.track(host.streams.saveCursor(stream))
@@ -328,9 +363,23 @@ export class StreamLifecycle {
       }
       case 'not-offered':
         if (kind === 'standalone') host.standaloneNotOffered()
-        return {reason: 'not-offered', error: outcomeUnknown(`${stream.describe()} cannot be resumed: the server offers no GET stream (HTTP ${status})`, undefined, status)}
+        return {
+          reason: 'not-offered',
+          error: outcomeUnknown(
+            `${stream.describe()} cannot be resumed: the server offers no GET stream (HTTP ${status})`,
+            undefined,
+            status,
+          ),
+        }
       case 'ended-by-server':
-        return {reason: 'ended-by-server', error: outcomeUnknown(`The server ended ${stream.describe()} before answering (HTTP ${status})`, undefined, status)}
+        return {
+          reason: 'ended-by-server',
+          error: outcomeUnknown(
+            `The server ended ${stream.describe()} before answering (HTTP ${status})`,
+            undefined,
+            status,
+          ),
+        }
     }
   }
 
@@ -360,7 +409,13 @@ export class StreamLifecycle {
 
   #givenUp(stream: Stream, error: unknown): Ending {
     const cause = asError(error)
-    return {reason: 'given-up', error: outcomeUnknown(`${stream.describe()} could not be resumed: ${cause.message}; the request was not sent again`, cause)}
+    return {
+      reason: 'given-up',
+      error: outcomeUnknown(
+        `${stream.describe()} could not be resumed: ${cause.message}; the request was not sent again`,
+        cause,
+      ),
+    }
   }
 
   /**

@@ -32,7 +32,12 @@ export class OpenStreams {
   /** The transport lifetime the streams follow, through one listener for all of them. */
   #lifetime: AbortSignal | undefined
 
-  constructor(records: SessionRecords, sessionId: () => string | undefined, track: (task: Promise<void>) => void, caps: StreamCaps) {
+  constructor(
+    records: SessionRecords,
+    sessionId: () => string | undefined,
+    track: (task: Promise<void>) => void,
+    caps: StreamCaps,
+  ) {
     this.#records = records
     this.#caps = caps
     this.#sessionId = sessionId
@@ -46,11 +51,15 @@ export class OpenStreams {
   add(lifetime: AbortSignal, init: StreamInit): Stream {
     if (this.#lifetime !== lifetime) {
       this.#lifetime = lifetime
-      lifetime.addEventListener('abort', () => {
-        // Not kept once over: its reason (the error close() made) holds the stack it was made on until it is formatted.
-        this.#lifetime = undefined
-        this.abortAll(lifetime.reason)
-      }, {once: true})
+      lifetime.addEventListener(
+        'abort',
+        () => {
+          // Not kept once over: its reason (the error close() made) holds the stack it was made on until it is formatted.
+          this.#lifetime = undefined
+          this.abortAll(lifetime.reason)
+        },
+        {once: true},
+      )
     }
     const stream = new Stream(init, this.#caps)
     this.#streams.set(stream.key, stream)
@@ -83,7 +92,8 @@ export class OpenStreams {
     const sessionId = this.#sessionId()
     // Stryker disable next-line ConditionalExpression: without a session no stream has a cursor (`cursorFor` asks for one) nor a record: the next line returns too
     if (sessionId === undefined) return Promise.resolve()
-    if (stream.persistable(sessionId) === undefined && this.#recordSession(stream) === undefined) return Promise.resolve()
+    if (stream.persistable(sessionId) === undefined && this.#recordSession(stream) === undefined)
+      return Promise.resolve()
     this.#stored.set(stream.key, sessionId)
     return this.#records.saveStream(sessionId, stream.key, () => stream.persistable(sessionId))
   }

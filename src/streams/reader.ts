@@ -57,7 +57,11 @@ interface Prepared {
  * overlaps its own parsing and the delivery of the batch before it, and delivery never overtakes the write that
  * covers it. A broken connection is not an error here: the outcome says what happened.
  */
-export async function readConnection(host: ReaderHost, connection: Connection, body: ReadableStream<Uint8Array>): Promise<ReadOutcome> {
+export async function readConnection(
+  host: ReaderHost,
+  connection: Connection,
+  body: ReadableStream<Uint8Array>,
+): Promise<ReadOutcome> {
   const {stream} = connection
   const reemitted = connection.branch === 'session-resumption'
   const openedAt = Date.now()
@@ -91,7 +95,14 @@ export async function readConnection(host: ReaderHost, connection: Connection, b
     if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
     silent = connection.endedBy === 'silent'
     // A read failure is a dropped connection; what follows is the reconnect decision's business. One ended alone is none.
-    if (connection.endedBy === undefined) host.emit({type: 'reconnect-failed', stream: stream.kind, requestId: stream.requestId, attempt: 0, error: asError(error)})
+    if (connection.endedBy === undefined)
+      host.emit({
+        type: 'reconnect-failed',
+        stream: stream.kind,
+        requestId: stream.requestId,
+        attempt: 0,
+        error: asError(error),
+      })
   } finally {
     silence?.release()
     await batches.close()
@@ -145,7 +156,8 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   // Stryker disable next-line ArrayDeclaration: Promise.all waits for a string as for nothing
   const writes: Promise<void>[] = []
   if (cursorMoved) {
-    const answers = stream.requestId !== undefined && messages.some((message) => responseIdOf(message) === stream.requestId)
+    const answers =
+      stream.requestId !== undefined && messages.some((message) => responseIdOf(message) === stream.requestId)
     if (messages.length === 0) host.cursors.saveCursorSoon(stream)
     else if (!answers) writes.push(host.cursors.saveCursor(stream))
   }
@@ -177,7 +189,12 @@ function parseInto(host: ReaderHost, messages: JSONRPCMessage[], data: string): 
  * [SDK interop] the SDK Client dispatches a notification one microtask after receiving it but settles a response
  * at once, so a request's last progress and its response in one turn would lose the progress.
  */
-export async function deliverAll(host: Pick<ReaderHost, 'take' | 'emit' | 'roomForRequest'>, messages: JSONRPCMessage[], stream: Stream | undefined, reemitted: boolean): Promise<void> {
+export async function deliverAll(
+  host: Pick<ReaderHost, 'take' | 'emit' | 'roomForRequest'>,
+  messages: JSONRPCMessage[],
+  stream: Stream | undefined,
+  reemitted: boolean,
+): Promise<void> {
   // Stryker disable next-line BooleanLiteral: a turn more before the first message changes no order
   let delivered = false
   const signal = stream?.controller.signal

@@ -65,7 +65,12 @@ export class SeenEventIds {
     // Stryker disable next-line ConditionalExpression: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
     if (slot === noRoom || count >= this.#capacity || this.#bytes >= this.#halfBytes) {
       // Stryker disable next-line ConditionalExpression,LogicalOperator: as above; and past the bytes bound, `count >= capacity` is what brought us here
-      if (slot !== noRoom && count >= this.#capacity && this.#capacity < this.#maxCapacity && this.#bytes < this.#halfBytes) {
+      if (
+        slot !== noRoom &&
+        count >= this.#capacity &&
+        this.#capacity < this.#maxCapacity &&
+        this.#bytes < this.#halfBytes
+      ) {
         this.#resize(Math.min(this.#capacity * 2, this.#maxCapacity))
       } else {
         // Stryker disable next-line ConditionalExpression: as above
@@ -119,7 +124,9 @@ export class SeenEventIds {
 
   /** Room for `capacity` IDs per generation, keeping those held. */
   #resize(capacity: number): void {
-    const held = [0, 1].map((generation) => this.#ids.slice(generation * this.#capacity, generation * this.#capacity + this.#counts[generation]!))
+    const held = [0, 1].map((generation) =>
+      this.#ids.slice(generation * this.#capacity, generation * this.#capacity + this.#counts[generation]!),
+    )
     let size = 4
     while (size < capacity * 4) size *= 2
     this.#capacity = capacity

@@ -141,7 +141,14 @@ export class Stream {
 
   /** Reports that something this stream brought went past `limit`. */
   exceeded(limit: keyof StreamCaps['limits'], size: number | undefined): void {
-    this.#caps.emit({type: 'limit-exceeded', limit, size, max: this.#caps.limits[limit], stream: this.kind, requestId: this.requestId})
+    this.#caps.emit({
+      type: 'limit-exceeded',
+      limit,
+      size,
+      max: this.#caps.limits[limit],
+      stream: this.kind,
+      requestId: this.requestId,
+    })
   }
 
   /** The server refused the cursor it was sent: that cursor is never sent again. */

@@ -36,10 +36,28 @@ export async function execute(request: JsonObject, environment: CallEnvironment)
         answer = await callTool(params, environment)
         break
       case 'tools/list':
-        answer = {result: {tools: [...catalog.tools.values()].map(({name, description, inputSchema, outputSchema}) => ({name, description, inputSchema: inputSchema ?? {type: 'object'}, outputSchema}))}}
+        answer = {
+          result: {
+            tools: [...catalog.tools.values()].map(({name, description, inputSchema, outputSchema}) => ({
+              name,
+              description,
+              inputSchema: inputSchema ?? {type: 'object'},
+              outputSchema,
+            })),
+          },
+        }
         break
       case 'resources/list':
-        answer = {result: {resources: [...catalog.resources.values()].map(({uri, name, description, mimeType}) => ({uri, name, description, mimeType}))}}
+        answer = {
+          result: {
+            resources: [...catalog.resources.values()].map(({uri, name, description, mimeType}) => ({
+              uri,
+              name,
+              description,
+              mimeType,
+            })),
+          },
+        }
         break
       case 'resources/templates/list':
         answer = {result: {resourceTemplates: []}}
@@ -48,7 +66,15 @@ export async function execute(request: JsonObject, environment: CallEnvironment)
         answer = await readResource(params, catalog)
         break
       case 'prompts/list':
-        answer = {result: {prompts: [...catalog.prompts.values()].map((prompt) => ({name: prompt.name, description: prompt.description, arguments: prompt.arguments}))}}
+        answer = {
+          result: {
+            prompts: [...catalog.prompts.values()].map((prompt) => ({
+              name: prompt.name,
+              description: prompt.description,
+              arguments: prompt.arguments,
+            })),
+          },
+        }
         break
       case 'prompts/get':
         answer = await getPrompt(params, catalog)
@@ -73,7 +99,8 @@ async function callTool(params: JsonObject, environment: CallEnvironment): Promi
   if (tool === undefined) return failure(errorCodes.invalidParams, `Unknown tool: ${name}`)
   const args = isObject(params['arguments']) ? params['arguments'] : {}
   const missing = missingArguments(tool, args)
-  if (missing.length > 0) return failure(errorCodes.invalidParams, `Invalid arguments for ${name}: missing ${missing.join(', ')}`)
+  if (missing.length > 0)
+    return failure(errorCodes.invalidParams, `Invalid arguments for ${name}: missing ${missing.join(', ')}`)
   environment.executed(name)
   const progressToken = isObject(params['_meta']) ? params['_meta']['progressToken'] : undefined
   try {
@@ -122,7 +149,9 @@ function contextFor(environment: CallEnvironment, progressToken: unknown): ToolC
 /** The `required` names of the tool's input schema that `args` lacks. */
 function missingArguments(tool: ToolDefinition, args: JsonObject): string[] {
   const required = tool.inputSchema?.['required']
-  return Array.isArray(required) ? required.filter((name): name is string => typeof name === 'string' && !(name in args)) : []
+  return Array.isArray(required)
+    ? required.filter((name): name is string => typeof name === 'string' && !(name in args))
+    : []
 }
 
 async function readResource(params: JsonObject, catalog: Catalog): Promise<Answer> {
@@ -131,7 +160,9 @@ async function readResource(params: JsonObject, catalog: Catalog): Promise<Answe
   // [spec server resources, error handling] an unknown resource is -32002.
   if (resource === undefined) return failure(errorCodes.resourceNotFound, `Resource not found: ${uri}`)
   const contents = await resource.read()
-  return {result: {contents: typeof contents === 'string' ? [{uri, mimeType: resource.mimeType, text: contents}] : contents}}
+  return {
+    result: {contents: typeof contents === 'string' ? [{uri, mimeType: resource.mimeType, text: contents}] : contents},
+  }
 }
 
 async function getPrompt(params: JsonObject, catalog: Catalog): Promise<Answer> {
@@ -140,9 +171,12 @@ async function getPrompt(params: JsonObject, catalog: Catalog): Promise<Answer> 
   if (prompt === undefined) return failure(errorCodes.invalidParams, `Unknown prompt: ${name}`)
   const given = isObject(params['arguments']) ? params['arguments'] : {}
   const args = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, String(value)]))
-  const missing = (prompt.arguments ?? []).filter((argument) => argument.required === true && !(argument.name in args)).map((argument) => argument.name)
+  const missing = (prompt.arguments ?? [])
+    .filter((argument) => argument.required === true && !(argument.name in args))
+    .map((argument) => argument.name)
   // [spec server prompts, error handling] missing required arguments are -32602.
-  if (missing.length > 0) return failure(errorCodes.invalidParams, `Missing arguments for ${name}: ${missing.join(', ')}`)
+  if (missing.length > 0)
+    return failure(errorCodes.invalidParams, `Missing arguments for ${name}: ${missing.join(', ')}`)
   return {result: {description: prompt.description, messages: await prompt.get(args)}}
 }
 

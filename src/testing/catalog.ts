@@ -109,15 +109,21 @@ function index<T extends object>(list: readonly T[], what: string, key: keyof T,
   const map = new Map<string, T>()
   for (const [at, item] of list.entries()) {
     const name = (item as Record<keyof T, unknown>)[key]
-    if (typeof name !== 'string' || name === '') throw new TypeError(`${what}[${at}].${String(key)} must be a non-empty string`)
-    if (typeof (item as Record<keyof T, unknown>)[run] !== 'function') throw new TypeError(`${what}[${at}].${String(run)} must be a function`)
+    if (typeof name !== 'string' || name === '')
+      throw new TypeError(`${what}[${at}].${String(key)} must be a non-empty string`)
+    if (typeof (item as Record<keyof T, unknown>)[run] !== 'function')
+      throw new TypeError(`${what}[${at}].${String(run)} must be a function`)
     if (map.has(name)) throw new TypeError(`${what}: ${name} is declared twice`)
     map.set(name, item)
   }
   return map
 }
 
-export function createCatalog(tools: readonly ToolDefinition[], resources: readonly ResourceDefinition[], prompts: readonly PromptDefinition[]): Catalog {
+export function createCatalog(
+  tools: readonly ToolDefinition[],
+  resources: readonly ResourceDefinition[],
+  prompts: readonly PromptDefinition[],
+): Catalog {
   return {
     tools: index(tools, 'options.tools', 'name', 'handler'),
     resources: index(resources, 'options.resources', 'uri', 'read'),

@@ -34,10 +34,12 @@ export interface ByteCut extends CutBase {
 }
 
 /** The events a cut lets through, if it counts events. */
-export const eventsBefore = (cut: Cut | ByteCut | undefined): number | undefined => (cut !== undefined && 'after' in cut ? cut.after : undefined)
+export const eventsBefore = (cut: Cut | ByteCut | undefined): number | undefined =>
+  cut !== undefined && 'after' in cut ? cut.after : undefined
 
 /** The `retry` (ms) a cut writes before it ends the connection, if any. */
-export const retryBefore = (cut: Cut | ByteCut | undefined): number | undefined => (cut !== undefined && 'after' in cut ? cut.retryMs : undefined)
+export const retryBefore = (cut: Cut | ByteCut | undefined): number | undefined =>
+  cut !== undefined && 'after' in cut ? cut.retryMs : undefined
 
 /** The bytes a cut lets through (`Infinity` if it counts events, or there is none). */
 export const bytesBefore = (cut: Cut | ByteCut | undefined): number =>
@@ -66,7 +68,11 @@ export class Connection {
   readonly #cut: Cut | ByteCut | undefined
   readonly #onGone: () => void
 
-  constructor(controller: ReadableStreamDefaultController<Uint8Array>, cut: Cut | ByteCut | undefined, onGone: () => void) {
+  constructor(
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    cut: Cut | ByteCut | undefined,
+    onGone: () => void,
+  ) {
     this.#controller = controller
     this.#cut = cut
     this.#onGone = onGone

@@ -70,7 +70,12 @@ export interface TransportFaults {
   /** Disarms every one-shot fault. */
   clear(): void
   /** The one-shot faults still armed, in the order they will be taken. */
-  readonly armed: {cuts: readonly (Cut | ByteCut)[]; failures: readonly StatusFault[]; delays: readonly DelayFault[]; corruptions: readonly CorruptFault[]}
+  readonly armed: {
+    cuts: readonly (Cut | ByteCut)[]
+    failures: readonly StatusFault[]
+    delays: readonly DelayFault[]
+    corruptions: readonly CorruptFault[]
+  }
 }
 
 /** The reference server's faults: those on the wire, and those that reach into its sessions and streams. */
@@ -104,7 +109,9 @@ type OneShots = Omit<TransportFaults, 'disconnect'>
 /**
  * The one-shot faults, with `actions` (what acts on the server at once, `disconnect` among them) beside them.
  */
-export function createFaults<Actions extends Pick<TransportFaults, 'disconnect'>>(actions: Actions): {faults: OneShots & Actions; take: FaultTaker} {
+export function createFaults<Actions extends Pick<TransportFaults, 'disconnect'>>(
+  actions: Actions,
+): {faults: OneShots & Actions; take: FaultTaker} {
   const cuts: (Cut | ByteCut)[] = []
   const failures: StatusFault[] = []
   const delays: DelayFault[] = []
@@ -113,12 +120,14 @@ export function createFaults<Actions extends Pick<TransportFaults, 'disconnect'>
     const index = list.findIndex(matches)
     return index === -1 ? undefined : list.splice(index, 1)[0]
   }
-  const matchesRpc = (wanted: string | undefined, rpcMethod: string | undefined): boolean => wanted === undefined || wanted === rpcMethod
+  const matchesRpc = (wanted: string | undefined, rpcMethod: string | undefined): boolean =>
+    wanted === undefined || wanted === rpcMethod
   const faults: OneShots & Actions = {
     ...actions,
     cutNext: (cut) => {
       const count = 'afterBytes' in cut ? cut.afterBytes : cut.after
-      if (!(count >= 1)) throw new TypeError(`${'afterBytes' in cut ? 'cut.afterBytes' : 'cut.after'} must be 1 or more`)
+      if (!(count >= 1))
+        throw new TypeError(`${'afterBytes' in cut ? 'cut.afterBytes' : 'cut.after'} must be 1 or more`)
       cuts.push({...cut})
     },
     failNext: (fault) => failures.push({...fault}),
@@ -133,9 +142,13 @@ export function createFaults<Actions extends Pick<TransportFaults, 'disconnect'>
   }
   const take: FaultTaker = {
     cut: (method) => takeFirst(cuts, (cut) => cut.on === undefined || cut.on === method),
-    failure: (method, rpcMethod) => takeFirst(failures, (fault) => fault.method === method && matchesRpc(fault.rpcMethod, rpcMethod)),
+    failure: (method, rpcMethod) =>
+      takeFirst(failures, (fault) => fault.method === method && matchesRpc(fault.rpcMethod, rpcMethod)),
     delay: (method, rpcMethod) =>
-      takeFirst(delays, (fault) => (fault.method === undefined || fault.method === method) && matchesRpc(fault.rpcMethod, rpcMethod)),
+      takeFirst(
+        delays,
+        (fault) => (fault.method === undefined || fault.method === method) && matchesRpc(fault.rpcMethod, rpcMethod),
+      ),
     corruption: () => corruptions.shift(),
   }
   return {faults, take}

@@ -6,7 +6,13 @@
  * @module mcp-resumable-http/testing
  */
 export {createReferenceServer, ReferenceServer} from './server.ts'
-export {createMockMcpServer, handlersFor, type EndpointOptions, type MockMcpServer, type MockMcpServerOptions} from './msw.ts'
+export {
+  createMockMcpServer,
+  handlersFor,
+  type EndpointOptions,
+  type MockMcpServer,
+  type MockMcpServerOptions,
+} from './msw.ts'
 export {createFaultProxy, FaultProxy, type WebHandler} from './proxy.ts'
 export type {ReferenceServerOptions} from './options.ts'
 export {builtinTools} from './tools.ts'
@@ -22,6 +28,23 @@ export {
 } from './catalog.ts'
 export type {ServerMode} from './modes.ts'
 export type {ByteCut, Cut} from './connection.ts'
-export type {CorruptFault, DelayFault, HttpMethod, DisconnectOptions, ExpireOptions, Faults, StatusFault, TransportFaults} from './faults.ts'
+export type {
+  CorruptFault,
+  DelayFault,
+  HttpMethod,
+  DisconnectOptions,
+  ExpireOptions,
+  Faults,
+  StatusFault,
+  TransportFaults,
+} from './faults.ts'
 export type {LoggedRequest, PendingRequestView, ServerCounters, SessionView, StreamView} from './instrumentation.ts'
-export {errorCodes, refusals, supportedProtocolVersions, type JsonObject, type Refusal, type RequestHandler, type RequestId} from './protocol.ts'
+export {
+  errorCodes,
+  refusals,
+  supportedProtocolVersions,
+  type JsonObject,
+  type Refusal,
+  type RequestHandler,
+  type RequestId,
+} from './protocol.ts'

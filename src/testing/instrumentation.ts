@@ -66,11 +66,22 @@ export interface SessionView {
 export function logEntryOf(incoming: Incoming): LoggedRequest {
   const first = incoming.messages?.[0]
   const {method, sessionId, lastEventId, protocolVersion} = incoming
-  return {method, sessionId, lastEventId, protocolVersion, rpcMethod: typeof first?.['method'] === 'string' ? first['method'] : undefined, status: 0}
+  return {
+    method,
+    sessionId,
+    lastEventId,
+    protocolVersion,
+    rpcMethod: typeof first?.['method'] === 'string' ? first['method'] : undefined,
+    status: 0,
+  }
 }
 
 /** The entries of one HTTP method (and JSON-RPC method), in order. */
-export function requestsIn(log: readonly LoggedRequest[], method: string, rpcMethod: string | undefined): LoggedRequest[] {
+export function requestsIn(
+  log: readonly LoggedRequest[],
+  method: string,
+  rpcMethod: string | undefined,
+): LoggedRequest[] {
   return log.filter((entry) => entry.method === method && (rpcMethod === undefined || entry.rpcMethod === rpcMethod))
 }
 

@@ -39,7 +39,12 @@ export function nextEventId(mode: ServerMode, stream: EventStream): string {
  * Finds what `lastEventId` resumes in `session`, or undefined when the ID is refused. `global` is the log of
  * every session since the last restart.
  */
-export function findResumption(mode: ServerMode, session: Session, lastEventId: string, global: readonly StoredEvent[]): Resumption | undefined {
+export function findResumption(
+  mode: ServerMode,
+  session: Session,
+  lastEventId: string,
+  global: readonly StoredEvent[],
+): Resumption | undefined {
   switch (mode) {
     case 'correct': {
       // Looked up in this session only, in the stream that emitted it; replay is of that stream alone

@@ -35,7 +35,9 @@ export function createMockMcpServer(options: MockMcpServerOptions = {}): MockMcp
 export function handlersFor(server: RequestHandler, options: EndpointOptions = {}): HttpHandler[] {
   const {url = '*/mcp'} = options
   // Every method: the server itself answers 405 to what it does not serve, as a real endpoint would.
-  return [http.all(url instanceof URL ? url.href : url, async ({request}) => headersAtOnce(await server.handle(request)))]
+  return [
+    http.all(url instanceof URL ? url.href : url, async ({request}) => headersAtOnce(await server.handle(request))),
+  ]
 }
 
 /**
@@ -45,6 +47,12 @@ export function handlersFor(server: RequestHandler, options: EndpointOptions = {
  */
 export function headersAtOnce(response: Response): Response {
   if (response.body === null) return response
-  const flush = new TransformStream<Uint8Array, Uint8Array>({start: (controller) => controller.enqueue(new Uint8Array(0))})
-  return new Response(response.body.pipeThrough(flush), {status: response.status, statusText: response.statusText, headers: response.headers})
+  const flush = new TransformStream<Uint8Array, Uint8Array>({
+    start: (controller) => controller.enqueue(new Uint8Array(0)),
+  })
+  return new Response(response.body.pipeThrough(flush), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  })
 }

@@ -12,7 +12,14 @@ export {createReferenceServer, ReferenceServer} from './server.ts'
 export type {ReferenceServerOptions} from './options.ts'
 export {builtinTools} from './tools.ts'
 export {createFaultProxy, FaultProxy, type WebHandler} from './proxy.ts'
-export {ClientAnswerError, type PromptDefinition, type ResourceDefinition, type ToolContext, type ToolDefinition, type ToolResult} from './catalog.ts'
+export {
+  ClientAnswerError,
+  type PromptDefinition,
+  type ResourceDefinition,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from './catalog.ts'
 
 import type {RequestHandler} from './protocol.ts'
 export type {RequestHandler} from './protocol.ts'
@@ -71,7 +78,11 @@ export async function listen(server: RequestHandler, options: ListenOptions = {}
  * SSE stream may stay silent), and a body that errors (a cut, as a fault) destroys the socket. A client gone
  * before its request was read whole is not answered, and resolves it.
  */
-export async function serveNodeRequest(server: RequestHandler, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+export async function serveNodeRequest(
+  server: RequestHandler,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+): Promise<void> {
   const chunks: Buffer[] = []
   try {
     for await (const chunk of incoming) chunks.push(chunk as Buffer)

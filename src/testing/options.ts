@@ -1,4 +1,10 @@
-import {createCatalog, type Catalog, type PromptDefinition, type ResourceDefinition, type ToolDefinition} from './catalog.ts'
+import {
+  createCatalog,
+  type Catalog,
+  type PromptDefinition,
+  type ResourceDefinition,
+  type ToolDefinition,
+} from './catalog.ts'
 import {checkMode, type ServerMode} from './modes.ts'
 import {builtinTools} from './tools.ts'
 import {isSupportedVersion, supportedProtocolVersions} from './protocol.ts'
@@ -106,7 +112,8 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
   if (protocolVersion !== undefined && !isSupportedVersion(protocolVersion)) {
     throw new TypeError(`options.protocolVersion must be one of ${supportedProtocolVersions.join(', ')}`)
   }
-  if (retryMs !== undefined && !(Number.isInteger(retryMs) && retryMs >= 0)) throw new TypeError('options.retryMs must be a whole number of ms')
+  if (retryMs !== undefined && !(Number.isInteger(retryMs) && retryMs >= 0))
+    throw new TypeError('options.retryMs must be a whole number of ms')
   if (!(sessionIdleMs > 0)) throw new TypeError('options.sessionIdleMs must be more than 0')
   checkMode(mode, 'options.mode')
   return {
@@ -124,4 +131,3 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     serverInfo: options.serverInfo ?? {name: 'reference-server', version: '1.0.0'},
   }
 }
-

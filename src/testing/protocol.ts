@@ -51,13 +51,21 @@ export const refusals = {
   /** A body that is not JSON, or not JSON-RPC. */
   parseError: {status: 400, code: -32700, message: 'Parse error'},
   /** [spec 2025-03-26 transports] a batch is allowed only in 2025-03-26. */
-  batchNotSupported: {status: 400, code: -32600, message: 'Invalid Request: batches are not supported in this protocol version'},
+  batchNotSupported: {
+    status: 400,
+    code: -32600,
+    message: 'Invalid Request: batches are not supported in this protocol version',
+  },
   /**
    * A `Last-Event-ID` that is not a position in a stream of the session named by `Mcp-Session-Id`, or that comes
    * without a session: refused, never served from a global log
    * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-a-server-must-do | what a server must do}).
    */
-  resumptionRefused: {status: 422, code: -32010, message: 'Resumption refused: Last-Event-ID does not belong to this session'},
+  resumptionRefused: {
+    status: 422,
+    code: -32010,
+    message: 'Resumption refused: Last-Event-ID does not belong to this session',
+  },
   /** [spec transports, listening for messages] no standalone GET stream is offered. */
   methodNotAllowed: {status: 405, code: -32000, message: 'Method not allowed'},
   /** [spec transports, session management] a request before `initialize`, on a server without sessions. */
@@ -102,7 +110,11 @@ export const errorCodes = {
  * length: msw 3 serves a mocked body over a socket of its own, and without this framing the end of that socket is
  * the end of the body, so a dropped connection would reach the client as a stream that ended cleanly.
  */
-export const sseHeaders = {'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'transfer-encoding': 'chunked'}
+export const sseHeaders = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  'transfer-encoding': 'chunked',
+}
 
 /** A proxy's error page where SSE was announced (`corruptNext({kind: 'sse'})`): nothing a client can parse. */
 export function errorPageAsSse(): Response {

@@ -7,7 +7,17 @@ import {createParser} from 'eventsource-parser'
 import {breakSoon, bytesBefore, eventsBefore, retryBefore, type ByteCut, type Cut} from './connection.ts'
 import {createFaults, type FaultTaker, type TransportFaults} from './faults.ts'
 import {logEntryOf, recordAnswer, requestsIn, type LoggedRequest} from './instrumentation.ts'
-import {errorPageAsSse, kindOf, readRequest, refuse, refusals, wait, type JsonObject, type RequestHandler, type RequestId} from './protocol.ts'
+import {
+  errorPageAsSse,
+  kindOf,
+  readRequest,
+  refuse,
+  refusals,
+  wait,
+  type JsonObject,
+  type RequestHandler,
+  type RequestId,
+} from './protocol.ts'
 
 /** A Web-standard MCP endpoint: answers a `Request` with a `Response`. */
 export type WebHandler = (request: Request) => Response | Promise<Response>
@@ -54,7 +64,8 @@ export class FaultProxy implements RequestHandler {
     const incoming = await readRequest(request.clone())
     const entry = logEntryOf(incoming)
     this.log.push(entry)
-    for (const message of incoming.messages ?? []) if (kindOf(message) === 'response') recordAnswer(this.answers, message)
+    for (const message of incoming.messages ?? [])
+      if (kindOf(message) === 'response') recordAnswer(this.answers, message)
     const delay = this.#take.delay(incoming.method, entry.rpcMethod)
     if (delay !== undefined) await wait(delay.ms)
     const response = await this.#forward(request, incoming.method, entry.rpcMethod)
@@ -80,7 +91,11 @@ export class FaultProxy implements RequestHandler {
   }
 
   /** The server's SSE body, byte for byte, until `cut` ends it; `corrupt` puts an event that is no JSON first. */
-  #pass(source: ReadableStream<Uint8Array>, cut: Cut | ByteCut | undefined, corrupt: boolean): ReadableStream<Uint8Array> {
+  #pass(
+    source: ReadableStream<Uint8Array>,
+    cut: Cut | ByteCut | undefined,
+    corrupt: boolean,
+  ): ReadableStream<Uint8Array> {
     const reader = source.getReader()
     const encoder = new TextEncoder()
     const decoder = new TextDecoder()
@@ -114,7 +129,7 @@ export class FaultProxy implements RequestHandler {
           controller.close()
           return
         }
-        for (let start = 0; start < read.value.length; ) {
+        for (let start = 0; start < read.value.length;) {
           const at = read.value.indexOf(newline, start)
           let piece = read.value.subarray(start, at === -1 ? read.value.length : at + 1)
           start += piece.length

@@ -52,7 +52,12 @@ export class ReferenceServer {
   readonly executions: Record<string, number> = {}
   /** Every answer the client POSTed to a server request, by request ID (duplicates included). */
   readonly answers = new Map<RequestId, JsonObject[]>()
-  readonly counters: ServerCounters = {reemittedRequests: 0, cancelledRequests: 0, refusedResumptions: 0, unmatchedAnswers: 0}
+  readonly counters: ServerCounters = {
+    reemittedRequests: 0,
+    cancelledRequests: 0,
+    refusedResumptions: 0,
+    unmatchedAnswers: 0,
+  }
   /** Faults to arm at run time, and actions that hit the server at once. */
   readonly faults: Faults
   readonly #options: ResolvedServerOptions
@@ -122,7 +127,9 @@ export class ReferenceServer {
 
   /** A snapshot of stream `id` (`p<n>` or `g<n>`), in whichever live session holds it. */
   stream(id: string): StreamView | undefined {
-    const stream = this.#all().find((session) => session.streams.has(id))?.streams.get(id)
+    const stream = this.#all()
+      .find((session) => session.streams.has(id))
+      ?.streams.get(id)
     return stream === undefined ? undefined : viewOfStream(stream)
   }
 
@@ -150,7 +157,8 @@ export class ReferenceServer {
     this.#collectIdle()
     if (method === 'POST') {
       if (messages === undefined) return refuse(refusals.parseError)
-      if (!incoming.batch && rpcMethod === 'initialize' && kindOf(messages[0]!) === 'request') return this.#initialize(messages[0]!)
+      if (!incoming.batch && rpcMethod === 'initialize' && kindOf(messages[0]!) === 'request')
+        return this.#initialize(messages[0]!)
     }
     // [spec 2025-06-18 transports, protocol version header] an invalid or unsupported version MUST get 400;
     // without the header the server assumes 2025-03-26.
@@ -195,13 +203,20 @@ export class ReferenceServer {
     const params = isObject(request['params']) ? request['params'] : {}
     const asked = params['protocolVersion']
     // [spec lifecycle, version negotiation] the client's version if supported, otherwise the server's latest.
-    const version = this.#options.protocolVersion ?? (typeof asked === 'string' && isSupportedVersion(asked) ? asked : latestVersion)
-    const id = this.#options.sessions ? (this.#options.sessionIds[this.#sessionCount] ?? `session-${this.#sessionCount + 1}`) : undefined
+    const version =
+      this.#options.protocolVersion ?? (typeof asked === 'string' && isSupportedVersion(asked) ? asked : latestVersion)
+    const id = this.#options.sessions
+      ? (this.#options.sessionIds[this.#sessionCount] ?? `session-${this.#sessionCount + 1}`)
+      : undefined
     this.#sessionCount++
     const session = new Session(id, version, Date.now())
     if (id === undefined) this.#stateless = session
     else this.#sessions.set(id, session)
-    const result = {protocolVersion: version, capabilities: capabilitiesOf(this.#options.catalog), serverInfo: this.#options.serverInfo}
+    const result = {
+      protocolVersion: version,
+      capabilities: capabilitiesOf(this.#options.catalog),
+      serverInfo: this.#options.serverInfo,
+    }
     // [spec transports, session management] the session ID comes with the response to initialize.
     const headers: Record<string, string> = id === undefined ? {} : {'mcp-session-id': id}
     return Response.json({jsonrpc: '2.0', id: request['id'], result}, {headers})
@@ -220,10 +235,14 @@ export class ReferenceServer {
       const send = (message: JsonObject): void => {
         if (session.latestStandalone !== undefined) this.#emit(session.latestStandalone, message)
       }
-      const answers = await Promise.all(requests.map((request) => this.#execute(session, request, send, session.latestStandalone)))
+      const answers = await Promise.all(
+        requests.map((request) => this.#execute(session, request, send, session.latestStandalone)),
+      )
       return Response.json(batch ? answers : answers[0])
     }
-    const corruption = requests.some((request) => request['method'] === 'tools/call') ? this.#take.corruption() : undefined
+    const corruption = requests.some((request) => request['method'] === 'tools/call')
+      ? this.#take.corruption()
+      : undefined
     // A proxy's error page where SSE was announced: nothing the client can parse, and the tool never ran.
     if (corruption?.kind === 'sse') return errorPageAsSse()
     const stream = this.#newStream(session, 'request', requests[0]!['id'] as RequestId)
@@ -261,7 +280,10 @@ export class ReferenceServer {
     const resumption = findResumption(this.#mode, session, lastEventId, this.#global)
     if (resumption === undefined) {
       this.counters.refusedResumptions++
-      return refuse(refusals.resumptionRefused, `${lastEventId} is not an event of a stream of session ${String(session.id)}`)
+      return refuse(
+        refusals.resumptionRefused,
+        `${lastEventId} is not an event of a stream of session ${String(session.id)}`,
+      )
     }
     return resumption.stream.open(resumption.replay, this.#take.cut('GET'))
   }
@@ -282,7 +304,11 @@ export class ReferenceServer {
       this.counters.cancelledRequests++
       const reason = 'the stream that carried it was lost'
       this.#emit(stream, {jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: id, reason}})
-      pending.resolve({jsonrpc: '2.0', id, error: {code: errorCodes.requestCancelled, message: `Request cancelled: ${reason}`}})
+      pending.resolve({
+        jsonrpc: '2.0',
+        id,
+        error: {code: errorCodes.requestCancelled, message: `Request cancelled: ${reason}`},
+      })
     }
   }
 
@@ -318,7 +344,12 @@ export class ReferenceServer {
   }
 
   /** Runs one request; resolves with its response. `send` carries its notifications and server requests. */
-  #execute(session: Session, request: JsonObject, send: (message: JsonObject) => void, stream: EventStream | undefined): Promise<JsonObject> {
+  #execute(
+    session: Session,
+    request: JsonObject,
+    send: (message: JsonObject) => void,
+    stream: EventStream | undefined,
+  ): Promise<JsonObject> {
     return execute(request, {
       catalog: this.#options.catalog,
       session,
@@ -348,7 +379,8 @@ export class ReferenceServer {
 
   #find(id: string | undefined): Session {
     const session = id === undefined ? this.#all()[0] : this.#all().find((candidate) => candidate.id === id)
-    if (session === undefined) throw new Error(id === undefined ? 'The reference server has no session' : `No session ${id}`)
+    if (session === undefined)
+      throw new Error(id === undefined ? 'The reference server has no session' : `No session ${id}`)
     return session
   }
 }

@@ -33,7 +33,11 @@ export function builtinTools(): ToolDefinition[] {
     /** Returns its arguments: `echo: {...}`. */
     {name: 'echo', description: 'Returns its arguments.', handler: (args) => text(`echo: ${JSON.stringify(args)}`)},
     /** A side effect: bumps a counter that survives sessions and restarts, and returns its new value. */
-    {name: 'increment', description: 'Bumps a counter kept across sessions and restarts.', handler: () => text(`count: ${++count}`)},
+    {
+      name: 'increment',
+      description: 'Bumps a counter kept across sessions and restarts.',
+      handler: () => text(`count: ${++count}`),
+    },
     {
       name: 'slow',
       description: '`steps` progress notifications (default 3), `delayMs` apart (default 0), then a result.',
@@ -56,8 +60,14 @@ export function builtinTools(): ToolDefinition[] {
         const questions = Array.from({length: count}, (_, index) => {
           const question = `question ${index + 1}`
           return elicit
-            ? context.request('elicitation/create', {message: question, requestedSchema: {type: 'object', properties: {answer: {type: 'string'}}}})
-            : context.request('sampling/createMessage', {messages: [{role: 'user', content: {type: 'text', text: question}}], maxTokens: 10})
+            ? context.request('elicitation/create', {
+                message: question,
+                requestedSchema: {type: 'object', properties: {answer: {type: 'string'}}},
+              })
+            : context.request('sampling/createMessage', {
+                messages: [{role: 'user', content: {type: 'text', text: question}}],
+                maxTokens: 10,
+              })
         })
         const answers = await Promise.all(questions)
         const result = text(answers.map(answerText).join(', '))

@@ -36,7 +36,11 @@ export interface OAuthClientModule {
   /** Runs the flow: refresh, or discovery, registration and a new authorization (`'REDIRECT'`: the user must log in). */
   auth(provider: OAuthClientProvider, options: OAuthFlowOptions): Promise<'AUTHORIZED' | 'REDIRECT'>
   /** Reads a 401 or 403 answer's `WWW-Authenticate` challenge: `{}` for an answer without one. */
-  extractWWWAuthenticateParams(response: Response): {resourceMetadataUrl?: URL | undefined; scope?: string | undefined; error?: string | undefined}
+  extractWWWAuthenticateParams(response: Response): {
+    resourceMetadataUrl?: URL | undefined
+    scope?: string | undefined
+    error?: string | undefined
+  }
   /** Thrown when the user must authorize (`finishAuth`). */
   UnauthorizedError: new (message?: string) => Error
 }
@@ -106,7 +110,10 @@ export class Authorizer {
     if (typeof candidate?.tokens === 'function' && typeof candidate.clientInformation === 'function') {
       const oauth = (this.#oauth = provider as OAuthClientProvider)
       this.#token = async () => (await oauth.tokens())?.access_token
-    } else if (typeof candidate?.token === 'function' && ['undefined', 'function'].includes(typeof candidate.onUnauthorized)) {
+    } else if (
+      typeof candidate?.token === 'function' &&
+      ['undefined', 'function'].includes(typeof candidate.onUnauthorized)
+    ) {
       const minimal = (this.#minimal = provider as AuthProvider)
       this.#token = () => minimal.token()
     } else {
@@ -149,7 +156,8 @@ export class Authorizer {
 
   /** Completes the authorization-code flow with the code (and the `iss`, RFC 9207) the redirect brought back. */
   async finishAuth(authorizationCode: string, iss: string | undefined): Promise<void> {
-    if (this.#oauth === undefined) throw new TypeError('finishAuth needs an OAuthClientProvider as options.authProvider')
+    if (this.#oauth === undefined)
+      throw new TypeError('finishAuth needs an OAuthClientProvider as options.authProvider')
     await this.#marked(() => this.#authorize({authorizationCode, ...(iss === undefined ? {} : {iss})}))
   }
 
@@ -186,7 +194,8 @@ export class Authorizer {
 
   /** A challenge's scope joins those asked for before (a step-up keeps what was granted), and its metadata URL. */
   #challenged(scope: string | undefined, resourceMetadataUrl: URL | undefined): void {
-    if (scope !== undefined) this.#scope = [...new Set([...(this.#scope?.split(' ') ?? []), ...scope.split(' ')])].join(' ')
+    if (scope !== undefined)
+      this.#scope = [...new Set([...(this.#scope?.split(' ') ?? []), ...scope.split(' ')])].join(' ')
     this.#resourceMetadataUrl = resourceMetadataUrl ?? this.#resourceMetadataUrl
   }
 
@@ -207,7 +216,11 @@ export class Authorizer {
   /** The app's `oauthClient`, or the v1 SDK's client auth module, imported once, and only by a transport given a provider. */
   #loadSdk(): Promise<OAuthClientModule> {
     this.#sdk ??= import('@modelcontextprotocol/sdk/client/auth.js').catch((cause: unknown) => {
-      throw new TransportError('http', 'The server asks for authorization (HTTP 401/403), and options.authProvider needs @modelcontextprotocol/sdk installed to run it (or options.oauthClient)', {cause})
+      throw new TransportError(
+        'http',
+        'The server asks for authorization (HTTP 401/403), and options.authProvider needs @modelcontextprotocol/sdk installed to run it (or options.oauthClient)',
+        {cause},
+      )
     })
     return this.#sdk
   }
@@ -216,7 +229,12 @@ export class Authorizer {
 /** `options.oauthClient`, checked at construction: a module without the flow would fail only at the first 401. */
 function checkOAuthClient(module: OAuthClientModule): OAuthClientModule {
   const candidate = module as Partial<Record<keyof OAuthClientModule, unknown>> | null
-  if (typeof candidate?.auth === 'function' && typeof candidate.extractWWWAuthenticateParams === 'function' && typeof candidate.UnauthorizedError === 'function') return module
+  if (
+    typeof candidate?.auth === 'function' &&
+    typeof candidate.extractWWWAuthenticateParams === 'function' &&
+    typeof candidate.UnauthorizedError === 'function'
+  )
+    return module
   throw new TypeError(
     "options.oauthClient must be an SDK's OAuth client module, with auth(), extractWWWAuthenticateParams() and UnauthorizedError: import * as oauthClient from '@modelcontextprotocol/client' (v2) or '@modelcontextprotocol/sdk/client/auth.js' (v1)",
   )

@@ -83,7 +83,8 @@ async function exchangeOnce(client: HttpClient, request: WireRequest, token: str
   if (request.sessionId !== undefined) headers.set('mcp-session-id', request.sessionId)
   // [spec 2025-06-18 transports, protocol version header] ...and the negotiated protocol version, unless a
   // 2026-07-28 request's own claim set it.
-  if (request.protocolVersion !== undefined && !headers.has('mcp-protocol-version')) headers.set('mcp-protocol-version', request.protocolVersion)
+  if (request.protocolVersion !== undefined && !headers.has('mcp-protocol-version'))
+    headers.set('mcp-protocol-version', request.protocolVersion)
   if (request.lastEventId !== undefined) headers.set('last-event-id', request.lastEventId)
   // [spec 2025-11-25 authorization] the token on every request to the MCP server, the provider's over the app's.
   if (token !== undefined) headers.set('authorization', `Bearer ${token}`)
@@ -128,12 +129,21 @@ async function send(client: HttpClient, url: URL, init: SentInit): Promise<Respo
  * Where to follow the redirect `response` (of the request sent to `from`), undefined when it is no redirect;
  * throws when it is one not to follow.
  */
-function redirectTarget(client: HttpClient, request: WireRequest, response: Response, from: URL, hops: number): URL | undefined {
+function redirectTarget(
+  client: HttpClient,
+  request: WireRequest,
+  response: Response,
+  from: URL,
+  hops: number,
+): URL | undefined {
   const policy = `redirectPolicy 'same-origin'`
   // A browser hides the target of a redirect it did not follow (and its body: there is none to release): it may be
   // another origin, so it is not followed.
   if (response.type === 'opaqueredirect') {
-    throw new TransportError('http', `${request.method} ${displayUrl(client.url)} was redirected, and the browser hides where to: not followed (${policy}). Use the final URL of the endpoint`)
+    throw new TransportError(
+      'http',
+      `${request.method} ${displayUrl(client.url)} was redirected, and the browser hides where to: not followed (${policy}). Use the final URL of the endpoint`,
+    )
   }
   const location = redirectStatuses.has(response.status) ? response.headers.get('location') : null
   if (location === null) return undefined
@@ -141,7 +151,11 @@ function redirectTarget(client: HttpClient, request: WireRequest, response: Resp
   const what = `${request.method} ${displayUrl(client.url)}`
   const refuse = (why: string): TransportError => {
     discard(response)
-    return new TransportError('http', `${what} was redirected (HTTP ${response.status}) ${why}: not followed (${policy})`, {status: response.status})
+    return new TransportError(
+      'http',
+      `${what} was redirected (HTTP ${response.status}) ${why}: not followed (${policy})`,
+      {status: response.status},
+    )
   }
   let target: URL
   try {
@@ -165,7 +179,13 @@ function redirectTarget(client: HttpClient, request: WireRequest, response: Resp
 /** Whether `to` has the origin of `from`, or is its https form with both on default ports. */
 function isWithinOrigin(from: URL, to: URL): boolean {
   if (from.origin === to.origin) return true
-  return from.hostname === to.hostname && from.protocol === 'http:' && from.port === '' && to.protocol === 'https:' && to.port === ''
+  return (
+    from.hostname === to.hostname &&
+    from.protocol === 'http:' &&
+    from.port === '' &&
+    to.protocol === 'https:' &&
+    to.port === ''
+  )
 }
 
 /** A TransportError for an unexpected status, with the start of the body to say why (secrets masked). */
@@ -173,7 +193,10 @@ export async function httpError(client: HttpClient, response: Response, what: st
   const text = await response.text().catch(() => '')
   const body = client.redact(text.slice(0, maxErrorBody))
   const detail = text === '' ? '' : `: ${excerpt(body)}`
-  return new TransportError('http', `${what} failed with HTTP ${response.status}${detail}`, {status: response.status, body})
+  return new TransportError('http', `${what} failed with HTTP ${response.status}${detail}`, {
+    status: response.status,
+    body,
+  })
 }
 
 /** Releases a body the transport does not read. */

@@ -67,7 +67,10 @@ export function parseMessages(text: string, into: JSONRPCMessage[], redact: Reda
 function asMessage(value: unknown, text: string, redact: Redact): JSONRPCMessage {
   // A primitive has no jsonrpc member either.
   if ((value as {jsonrpc?: unknown} | null)?.jsonrpc !== '2.0') {
-    throw new TransportError('protocol', `The server sent JSON that is not a JSON-RPC 2.0 message: ${excerpt(redact(text))}`)
+    throw new TransportError(
+      'protocol',
+      `The server sent JSON that is not a JSON-RPC 2.0 message: ${excerpt(redact(text))}`,
+    )
   }
   return value as JSONRPCMessage
 }

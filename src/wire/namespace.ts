@@ -44,7 +44,8 @@ export class StoreNamespace {
 
   /** The namespace; read only once {@link StoreNamespace.known} has settled it. */
   get value(): string {
-    if (this.#value === undefined) throw new Error('The store namespace was read before the digest of its query was known')
+    if (this.#value === undefined)
+      throw new Error('The store namespace was read before the digest of its query was known')
     return this.#value
   }
 }

@@ -36,7 +36,10 @@ export function createRedactor(url: URL, headers: HeadersInit | undefined, secre
 
 /** The server URL as messages show it: origin and path, the query's names without their values (a bare one masked whole). */
 export function displayUrl(url: URL): string {
-  const pairs = url.search.slice(1).split('&').filter((pair) => pair !== '')
+  const pairs = url.search
+    .slice(1)
+    .split('&')
+    .filter((pair) => pair !== '')
   const query = pairs.map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${mask}` : mask))
   return `${url.origin}${url.pathname}${query.length === 0 ? '' : `?${query.join('&')}`}`
 }

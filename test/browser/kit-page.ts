@@ -29,7 +29,10 @@ const deploy: ToolDefinition = {
   name: 'deploy',
   handler: async (_, context) => {
     context.progress(1, 2)
-    const answer = await context.elicit({message: 'Deploy?', requestedSchema: {type: 'object', properties: {confirm: {type: 'boolean'}}}})
+    const answer = await context.elicit({
+      message: 'Deploy?',
+      requestedSchema: {type: 'object', properties: {confirm: {type: 'boolean'}}},
+    })
     context.progress(2, 2)
     return {content: [{type: 'text', text: answer['action'] === 'accept' ? 'deployed' : 'not deployed'}]}
   },
@@ -51,7 +54,9 @@ async function run(): Promise<KitPageResult> {
   await client.connect(transport)
   proxy.faults.cutNext({after: 2, how: 'error', on: 'POST'}) // the priming event, progress 1, then the drop
   const progress: number[] = []
-  const result = await client.callTool({name: 'deploy'}, undefined, {onprogress: (update) => progress.push(update.progress)})
+  const result = await client.callTool({name: 'deploy'}, undefined, {
+    onprogress: (update) => progress.push(update.progress),
+  })
   await client.close()
   return {
     text: (result.content as {text: string}[])[0]?.text,

@@ -147,7 +147,7 @@ async function main(): Promise<void> {
   // The first load's call finishes on the stream this load resumed: its result comes through onEvent.
   const deadline = Date.now() + 8000
   while (state.unmatched.length === 0) {
-    if (Date.now() > deadline) throw new Error('the first load\'s tool result never arrived on the resumed stream')
+    if (Date.now() > deadline) throw new Error("the first load's tool result never arrived on the resumed stream")
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   // The resumed session serves this load's own requests too.

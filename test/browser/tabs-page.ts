@@ -29,7 +29,15 @@ declare global {
   }
 }
 
-const state: TabState = {phase: 'connecting', sessionId: undefined, webLocks: IdbStore.webLocks, progress: [], unmatched: [], metrics: undefined, errors: []}
+const state: TabState = {
+  phase: 'connecting',
+  sessionId: undefined,
+  webLocks: IdbStore.webLocks,
+  progress: [],
+  unmatched: [],
+  metrics: undefined,
+  errors: [],
+}
 window.__tab = state
 const message = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error))
 
@@ -46,7 +54,10 @@ client.onerror = (error) => state.errors.push(`client.onerror: ${message(error)}
 
 window.__startSlow = () => {
   client
-    .callTool({name: 'slow', arguments: {steps: 8, delayMs: 300}}, undefined, {onprogress: ({progress}) => state.progress.push(progress), timeout: 60_000})
+    .callTool({name: 'slow', arguments: {steps: 8, delayMs: 300}}, undefined, {
+      onprogress: ({progress}) => state.progress.push(progress),
+      timeout: 60_000,
+    })
     .catch((error: unknown) => state.errors.push(message(error)))
 }
 

@@ -23,11 +23,15 @@ afterEach(() => {
 describe('an authorization challenge without the SDK installed', () => {
   it('rejects the request with an http error naming the package to install, its cause the failed import', async () => {
     const {fetch, sent} = scripted(() => new Response(null, {status: 401}))
-    const {transport} = await started({fetch, authProvider: {token: () => Promise.resolve('stale'), onUnauthorized: () => Promise.resolve()}})
+    const {transport} = await started({
+      fetch,
+      authProvider: {token: () => Promise.resolve('stale'), onUnauthorized: () => Promise.resolve()},
+    })
     const result = await outcome(transport.send(initialize))
     expect(isTransportError(result, 'http'), String(result)).toBe(true)
     expect(result).toMatchObject({
-      message: 'The server asks for authorization (HTTP 401/403), and options.authProvider needs @modelcontextprotocol/sdk installed to run it (or options.oauthClient)',
+      message:
+        'The server asks for authorization (HTTP 401/403), and options.authProvider needs @modelcontextprotocol/sdk installed to run it (or options.oauthClient)',
       cause: expect.objectContaining({cause: missing}),
     })
     expect(sent).toHaveLength(1)

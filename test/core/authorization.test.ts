@@ -8,21 +8,32 @@
 import * as v2 from '@modelcontextprotocol/client'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it, vi} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, type AuthProvider, type OAuthClientModule, type OAuthFlowOptions, type UnauthorizedContext} from '../../src/index.ts'
+import {
+  isTransportError,
+  ResumableHTTPClientTransport,
+  type AuthProvider,
+  type OAuthClientModule,
+  type OAuthFlowOptions,
+  type UnauthorizedContext,
+} from '../../src/index.ts'
 import {HeadlessOAuthClient} from '../fixtures/oauth-client.ts'
 import {grantingModule} from '../fixtures/oauth-module.ts'
 import {endpoint, initialize, outcome, scripted, started, type Sent} from '../fixtures/scripted-fetch.ts'
 
-const challenge = (status: number, header?: string): Response => new Response(null, {status, headers: header === undefined ? {} : {'www-authenticate': header}})
+const challenge = (status: number, header?: string): Response =>
+  new Response(null, {status, headers: header === undefined ? {} : {'www-authenticate': header}})
 const bearer = (sent: Sent): string => sent.headers.get('authorization') ?? 'none'
 const call = (id: number): JSONRPCMessage => ({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo'}})
-const callResult = (sent: Sent): Response => Response.json({jsonrpc: '2.0', id: (JSON.parse(sent.body!) as {id: number}).id, result: {content: []}})
-const idOf = (sent: Sent): number | undefined => (sent.body === null ? undefined : (JSON.parse(sent.body) as {id?: number}).id)
+const callResult = (sent: Sent): Response =>
+  Response.json({jsonrpc: '2.0', id: (JSON.parse(sent.body!) as {id: number}).id, result: {content: []}})
+const idOf = (sent: Sent): number | undefined =>
+  sent.body === null ? undefined : (JSON.parse(sent.body) as {id?: number}).id
 
 /** An OAuth provider that holds `token` (with `scope`) already, or none. */
 function providerWith(token?: string, scope?: string): HeadlessOAuthClient {
   const provider = new HeadlessOAuthClient()
-  if (token !== undefined) provider.saveTokens({access_token: token, token_type: 'Bearer', ...(scope === undefined ? {} : {scope})})
+  if (token !== undefined)
+    provider.saveTokens({access_token: token, token_type: 'Bearer', ...(scope === undefined ? {} : {scope})})
   return provider
 }
 
@@ -30,7 +41,9 @@ describe('what the transport checks of its authorization options', () => {
   it('an authProvider of null is a TypeError that says what to give', () => {
     const message =
       'options.authProvider must be an OAuthClientProvider (tokens(), clientInformation(), ... of @modelcontextprotocol/sdk/client/auth.js) or an AuthProvider (token() and optionally onUnauthorized(), as in @modelcontextprotocol/client)'
-    expect(() => new ResumableHTTPClientTransport(new URL(endpoint), {authProvider: null as never})).toThrow(new TypeError(message))
+    expect(() => new ResumableHTTPClientTransport(new URL(endpoint), {authProvider: null as never})).toThrow(
+      new TypeError(message),
+    )
   })
 
   it.each([
@@ -40,7 +53,13 @@ describe('what the transport checks of its authorization options', () => {
   ])('an oauthClient that is %s is a TypeError at construction naming what the module needs', (_what, oauthClient) => {
     const message =
       "options.oauthClient must be an SDK's OAuth client module, with auth(), extractWWWAuthenticateParams() and UnauthorizedError: import * as oauthClient from '@modelcontextprotocol/client' (v2) or '@modelcontextprotocol/sdk/client/auth.js' (v1)"
-    expect(() => new ResumableHTTPClientTransport(new URL(endpoint), {authProvider: new HeadlessOAuthClient(), oauthClient: oauthClient as never})).toThrow(new TypeError(message))
+    expect(
+      () =>
+        new ResumableHTTPClientTransport(new URL(endpoint), {
+          authProvider: new HeadlessOAuthClient(),
+          oauthClient: oauthClient as never,
+        }),
+    ).toThrow(new TypeError(message))
   })
 })
 
@@ -48,25 +67,30 @@ describe('an AuthProvider of the v2 SDK (token, onUnauthorized)', () => {
   it.each([
     ['the fetch option', true],
     ['the global fetch, read when the flow runs', false],
-  ])('a 401 calls onUnauthorized with the answer, the server URL and %s, then sends the request again with the new token', async (_what, given) => {
-    let token = 'stale'
-    const contexts: UnauthorizedContext[] = []
-    const authProvider: AuthProvider = {
-      token: () => Promise.resolve(token),
-      onUnauthorized: (context) => {
-        contexts.push(context)
-        token = 'fresh'
-        return Promise.resolve()
-      },
-    }
-    const {fetch, sent} = scripted((_request, index) => (index === 0 ? challenge(401) : undefined))
-    if (!given) vi.stubGlobal('fetch', fetch)
-    const {transport} = await started({authProvider, ...(given ? {fetch} : {})})
-    await transport.send(initialize)
-    expect(sent.map(bearer)).toEqual(['Bearer stale', 'Bearer fresh'])
-    expect(contexts).toEqual([{response: expect.objectContaining({status: 401}), serverUrl: new URL(endpoint), fetchFn: fetch}])
-    await transport.close()
-  })
+  ])(
+    'a 401 calls onUnauthorized with the answer, the server URL and %s, then sends the request again with the new token',
+    async (_what, given) => {
+      let token = 'stale'
+      const contexts: UnauthorizedContext[] = []
+      const authProvider: AuthProvider = {
+        token: () => Promise.resolve(token),
+        onUnauthorized: (context) => {
+          contexts.push(context)
+          token = 'fresh'
+          return Promise.resolve()
+        },
+      }
+      const {fetch, sent} = scripted((_request, index) => (index === 0 ? challenge(401) : undefined))
+      if (!given) vi.stubGlobal('fetch', fetch)
+      const {transport} = await started({authProvider, ...(given ? {fetch} : {})})
+      await transport.send(initialize)
+      expect(sent.map(bearer)).toEqual(['Bearer stale', 'Bearer fresh'])
+      expect(contexts).toEqual([
+        {response: expect.objectContaining({status: 401}), serverUrl: new URL(endpoint), fetchFn: fetch},
+      ])
+      await transport.close()
+    },
+  )
 
   it('without onUnauthorized, a 401 rejects with the SDK’s UnauthorizedError', async () => {
     const {fetch, sent} = scripted(() => challenge(401))
@@ -79,7 +103,10 @@ describe('an AuthProvider of the v2 SDK (token, onUnauthorized)', () => {
 
   it('a 403 insufficient_scope is no step-up for it (no OAuth flow to run): the refusal is the answer', async () => {
     const unauthorized: unknown[] = []
-    const authProvider: AuthProvider = {token: () => Promise.resolve('narrow'), onUnauthorized: (context) => Promise.resolve(void unauthorized.push(context))}
+    const authProvider: AuthProvider = {
+      token: () => Promise.resolve('narrow'),
+      onUnauthorized: (context) => Promise.resolve(void unauthorized.push(context)),
+    }
     const {fetch, sent} = scripted(() => challenge(403, 'Bearer error="insufficient_scope", scope="mcp:write"'))
     const {transport} = await started({fetch, authProvider})
     const result = await outcome(transport.send(initialize))
@@ -95,8 +122,11 @@ describe('an AuthProvider of the v2 SDK (token, onUnauthorized)', () => {
     ['null', null],
     ['a frozen Error', Object.freeze(new Error('the user said no'))],
   ])('onUnauthorized rejecting with %s rejects the request with exactly that', async (_what, reason) => {
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an app's flow may reject with anything
-    const authProvider: AuthProvider = {token: () => Promise.resolve('stale'), onUnauthorized: () => Promise.reject(reason)}
+    const authProvider: AuthProvider = {
+      token: () => Promise.resolve('stale'),
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an app's flow may reject with anything
+      onUnauthorized: () => Promise.reject(reason),
+    }
     const {fetch} = scripted(() => challenge(401))
     const {transport} = await started({fetch, authProvider})
     expect(await outcome(transport.send(initialize))).toBe(reason)
@@ -105,11 +135,19 @@ describe('an AuthProvider of the v2 SDK (token, onUnauthorized)', () => {
 
   it('an error out of the flow carries the v2 SDK’s mark (Symbol.for mcp.authSeamEscape), as the v2 Client reads it', async () => {
     const refusal = new Error('the user said no')
-    const authProvider: AuthProvider = {token: () => Promise.resolve('stale'), onUnauthorized: () => Promise.reject(refusal)}
+    const authProvider: AuthProvider = {
+      token: () => Promise.resolve('stale'),
+      onUnauthorized: () => Promise.reject(refusal),
+    }
     const {fetch} = scripted(() => challenge(401))
     const {transport} = await started({fetch, authProvider})
     await outcome(transport.send(initialize))
-    expect(Object.getOwnPropertyDescriptor(refusal, Symbol.for('mcp.authSeamEscape'))).toEqual({value: true, configurable: true, enumerable: false, writable: false})
+    expect(Object.getOwnPropertyDescriptor(refusal, Symbol.for('mcp.authSeamEscape'))).toEqual({
+      value: true,
+      configurable: true,
+      enumerable: false,
+      writable: false,
+    })
     await transport.close()
   })
 })
@@ -119,15 +157,39 @@ describe('the OAuth flow an OAuthClientProvider runs', () => {
 
   it.each<[string, string | undefined, string | undefined, Partial<OAuthFlowOptions>]>([
     ['a 401 without a challenge, no token yet', undefined, undefined, {}],
-    ['a 401 naming the resource metadata and a scope', `Bearer resource_metadata="${metadata}", scope="mcp:read"`, undefined, {scope: 'mcp:read', resourceMetadataUrl: new URL(metadata)}],
-    ['a 403 insufficient_scope without a scope, for a token of mcp:read', 'Bearer error="insufficient_scope"', 'mcp:read', {scope: 'mcp:read', forceReauthorization: false}],
-    ['a 403 insufficient_scope for mcp:write, no token yet', 'Bearer error="insufficient_scope", scope="mcp:write"', undefined, {scope: 'mcp:write', forceReauthorization: true}],
-    ['a 403 insufficient_scope without a scope, no token yet', 'Bearer error="insufficient_scope"', undefined, {forceReauthorization: false}],
+    [
+      'a 401 naming the resource metadata and a scope',
+      `Bearer resource_metadata="${metadata}", scope="mcp:read"`,
+      undefined,
+      {scope: 'mcp:read', resourceMetadataUrl: new URL(metadata)},
+    ],
+    [
+      'a 403 insufficient_scope without a scope, for a token of mcp:read',
+      'Bearer error="insufficient_scope"',
+      'mcp:read',
+      {scope: 'mcp:read', forceReauthorization: false},
+    ],
+    [
+      'a 403 insufficient_scope for mcp:write, no token yet',
+      'Bearer error="insufficient_scope", scope="mcp:write"',
+      undefined,
+      {scope: 'mcp:write', forceReauthorization: true},
+    ],
+    [
+      'a 403 insufficient_scope without a scope, no token yet',
+      'Bearer error="insufficient_scope"',
+      undefined,
+      {forceReauthorization: false},
+    ],
   ])('%s: the flow is asked for exactly what the challenge and the token say', async (what, header, scope, asked) => {
     const status = what.startsWith('a 401') ? 401 : 403
     const oauthClient = grantingModule([{token: 'fresh', scope: 'mcp:read mcp:write'}])
     const {fetch, sent} = scripted((_request, index) => (index === 0 ? challenge(status, header) : undefined))
-    const {transport} = await started({fetch, authProvider: providerWith(scope === undefined ? undefined : 'narrow', scope), oauthClient})
+    const {transport} = await started({
+      fetch,
+      authProvider: providerWith(scope === undefined ? undefined : 'narrow', scope),
+      oauthClient,
+    })
     await transport.send(initialize)
     expect(oauthClient.calls).toStrictEqual([{serverUrl: new URL(endpoint), ...asked, fetchFn: fetch}])
     expect(sent.map(bearer).at(-1)).toBe('Bearer fresh')
@@ -135,7 +197,10 @@ describe('the OAuth flow an OAuthClientProvider runs', () => {
   })
 
   it('a step-up after a 401 asks for the scopes of both challenges and keeps the resource metadata of the first', async () => {
-    const oauthClient = grantingModule([{token: 'read', scope: 'mcp:read'}, {token: 'write', scope: 'mcp:read mcp:write'}])
+    const oauthClient = grantingModule([
+      {token: 'read', scope: 'mcp:read'},
+      {token: 'write', scope: 'mcp:read mcp:write'},
+    ])
     const {fetch, sent} = scripted((_request, index) => {
       if (index === 0) return challenge(401, `Bearer resource_metadata="${metadata}", scope="mcp:read"`)
       if (index === 1) return challenge(403, 'Bearer error="insufficient_scope", scope="mcp:write"')
@@ -143,7 +208,13 @@ describe('the OAuth flow an OAuthClientProvider runs', () => {
     })
     const {transport} = await started({fetch, authProvider: providerWith(), oauthClient})
     await transport.send(initialize)
-    expect(oauthClient.calls.map(({scope, resourceMetadataUrl, forceReauthorization}) => ({scope, resourceMetadataUrl, forceReauthorization}))).toEqual([
+    expect(
+      oauthClient.calls.map(({scope, resourceMetadataUrl, forceReauthorization}) => ({
+        scope,
+        resourceMetadataUrl,
+        forceReauthorization,
+      })),
+    ).toEqual([
       {scope: 'mcp:read', resourceMetadataUrl: new URL(metadata), forceReauthorization: undefined},
       {scope: 'mcp:read mcp:write', resourceMetadataUrl: new URL(metadata), forceReauthorization: true},
     ])
@@ -153,7 +224,9 @@ describe('the OAuth flow an OAuthClientProvider runs', () => {
 
   it('steps up once per request: a second 403 insufficient_scope is the answer', async () => {
     const oauthClient = grantingModule([{token: 'wider', scope: 'mcp:read mcp:write'}])
-    const {fetch, sent} = scripted((_request, index) => (index < 3 ? challenge(403, 'Bearer error="insufficient_scope", scope="mcp:admin"') : undefined))
+    const {fetch, sent} = scripted((_request, index) =>
+      index < 3 ? challenge(403, 'Bearer error="insufficient_scope", scope="mcp:admin"') : undefined,
+    )
     const {transport} = await started({fetch, authProvider: providerWith('narrow', 'mcp:read'), oauthClient})
     const result = await outcome(transport.send(initialize))
     expect(result).toMatchObject({code: 'http', status: 403})
@@ -179,7 +252,10 @@ describe('the OAuth flow an OAuthClientProvider runs', () => {
 
   it('finishAuth without an iss gives the flow no iss field', async () => {
     const oauthClient = grantingModule([{token: 'fresh'}])
-    const transport = new ResumableHTTPClientTransport(new URL(endpoint), {authProvider: new HeadlessOAuthClient(), oauthClient})
+    const transport = new ResumableHTTPClientTransport(new URL(endpoint), {
+      authProvider: new HeadlessOAuthClient(),
+      oauthClient,
+    })
     await transport.finishAuth('the-code')
     expect(oauthClient.calls).toHaveLength(1)
     expect(Object.keys(oauthClient.calls[0]!).sort()).toEqual(['authorizationCode', 'fetchFn', 'serverUrl'])
@@ -191,7 +267,10 @@ describe('requests refused together', () => {
    * Calls 1 and 2 leave with the token `old` and are refused with `refusal`; call 2's refusal is held until call 1,
    * its flow over, came back with the new token. Returns the flow's calls and the tokens each call was sent with.
    */
-  async function refusedTogether(refusal: (id: number) => Response, grants: {token: string; scope?: string}[]): Promise<{calls: OAuthFlowOptions[]; tokens: Record<number, string[]>}> {
+  async function refusedTogether(
+    refusal: (id: number) => Response,
+    grants: {token: string; scope?: string}[],
+  ): Promise<{calls: OAuthFlowOptions[]; tokens: Record<number, string[]>}> {
     const oauthClient = grantingModule(grants)
     let release!: () => void
     const held = new Promise<void>((resolve) => (release = resolve))
@@ -221,10 +300,13 @@ describe('requests refused together', () => {
   })
 
   it('a 403 insufficient_scope still steps up after another request’s flow renewed the token: the new one may lack the scope it asks for', async () => {
-    const {calls, tokens} = await refusedTogether((id) => challenge(403, `Bearer error="insufficient_scope", scope="${id === 1 ? 'mcp:write' : 'mcp:admin'}"`), [
-      {token: 'new', scope: 'mcp:read mcp:write'},
-      {token: 'newer', scope: 'mcp:read mcp:write mcp:admin'},
-    ])
+    const {calls, tokens} = await refusedTogether(
+      (id) => challenge(403, `Bearer error="insufficient_scope", scope="${id === 1 ? 'mcp:write' : 'mcp:admin'}"`),
+      [
+        {token: 'new', scope: 'mcp:read mcp:write'},
+        {token: 'newer', scope: 'mcp:read mcp:write mcp:admin'},
+      ],
+    )
     expect(calls.map(({scope}) => scope)).toEqual(['mcp:read mcp:write', 'mcp:read mcp:write mcp:admin'])
     expect(tokens).toEqual({1: ['Bearer old', 'Bearer new'], 2: ['Bearer old', 'Bearer newer']})
   })

@@ -27,29 +27,38 @@ describe('bad data from the server', () => {
     ['non-JSON data', 'data: {not json\n\n'],
     ['JSON broken across data lines', 'data: {"jsonrpc": "2.0",\ndata: "method":\n\n'],
     ['JSON that is not JSON-RPC', 'data: {"hello": "world"}\n\n'],
-    ['a batch with a non-JSON-RPC member', `data: [${JSON.stringify({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 1}})}, 42]\n\n`],
-  ])('an SSE event with %s is reported to onerror as protocol; the stream goes on and the response arrives', async (_what, bad) => {
-    useMock()
-    const {client, transport, errors} = await connect()
-    answerToolCalls((id) => sse([`id: e1\n${bad}`, frame('e2', result(id))]))
-    const answer = await client.callTool({name: 'echo'})
-    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
-    expect(errors).toHaveLength(1)
-    expect(isTransportError(errors[0], 'protocol')).toBe(true)
-    expect(transport.metrics.streamResumptions).toBe(0)
-    await client.close()
-  })
+    [
+      'a batch with a non-JSON-RPC member',
+      `data: [${JSON.stringify({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 1}})}, 42]\n\n`,
+    ],
+  ])(
+    'an SSE event with %s is reported to onerror as protocol; the stream goes on and the response arrives',
+    async (_what, bad) => {
+      useMock()
+      const {client, transport, errors} = await connect()
+      answerToolCalls((id) => sse([`id: e1\n${bad}`, frame('e2', result(id))]))
+      const answer = await client.callTool({name: 'echo'})
+      expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+      expect(errors).toHaveLength(1)
+      expect(isTransportError(errors[0], 'protocol')).toBe(true)
+      expect(transport.metrics.streamResumptions).toBe(0)
+      await client.close()
+    },
+  )
 
   it.each([
     ['JSON that is not JSON-RPC', () => HttpResponse.json({hello: 'world'})],
     ['a body that is not JSON', () => new HttpResponse('{oops', {headers: {'content-type': 'application/json'}})],
-  ])('a JSON answer with %s rejects the call with outcome-unknown: the server took it, it may have run', async (_what, reply) => {
-    useMock()
-    const {client} = await connect()
-    answerToolCalls(reply)
-    expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('outcome-unknown')
-    await client.close()
-  })
+  ])(
+    'a JSON answer with %s rejects the call with outcome-unknown: the server took it, it may have run',
+    async (_what, reply) => {
+      useMock()
+      const {client} = await connect()
+      answerToolCalls(reply)
+      expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('outcome-unknown')
+      await client.close()
+    },
+  )
 
   it('a JSON answer without the response of its request settles the call at once with outcome-unknown', async () => {
     useMock()
@@ -61,55 +70,68 @@ describe('bad data from the server', () => {
     await client.close()
   })
 
-  it.each(['abc', '-5', '1.5', '5s', '1e3'])('a retry field %j (not all digits) is ignored: the last valid retry still rules', async (bad) => {
-    useMock()
-    const transport = new ResumableHTTPClientTransport(new URL(url))
-    const messages: JSONRPCMessage[] = []
-    transport.onmessage = (message) => messages.push(message)
-    await transport.start()
-    const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
-    await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
-    // One chunk, so that the stream closes as it opens: the `retry` wait counts from its close.
-    answerToolCalls(() => sse([`retry: 300\nid: e1\ndata: \n\nretry: ${bad}\nid: e2\ndata: \n\n`]))
-    const resumes: (string | null)[] = []
-    network.use(
-      http.get(url, ({request}) => {
-        resumes.push(request.headers.get('last-event-id'))
-        return sse([frame('e3', result(1))])
-      }),
-    )
-    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
-    await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'echo'}})
+  it.each(['abc', '-5', '1.5', '5s', '1e3'])(
+    'a retry field %j (not all digits) is ignored: the last valid retry still rules',
+    async (bad) => {
+      useMock()
+      const transport = new ResumableHTTPClientTransport(new URL(url))
+      const messages: JSONRPCMessage[] = []
+      transport.onmessage = (message) => messages.push(message)
+      await transport.start()
+      const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
+      await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
+      // One chunk, so that the stream closes as it opens: the `retry` wait counts from its close.
+      answerToolCalls(() => sse([`retry: 300\nid: e1\ndata: \n\nretry: ${bad}\nid: e2\ndata: \n\n`]))
+      const resumes: (string | null)[] = []
+      network.use(
+        http.get(url, ({request}) => {
+          resumes.push(request.headers.get('last-event-id'))
+          return sse([frame('e3', result(1))])
+        }),
+      )
+      vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+      await transport.send({jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'echo'}})
 
-    expect(await msUntil(() => resumes.length === 1, 2000)).toBe(300)
-    expect(resumes).toEqual(['e2'])
-    await msUntil(() => messages.length === 2, 2000)
-    expect(messages[1]).toEqual(result(1))
-    await transport.close()
-  })
+      expect(await msUntil(() => resumes.length === 1, 2000)).toBe(300)
+      expect(resumes).toEqual(['e2'])
+      await msUntil(() => messages.length === 2, 2000)
+      expect(messages[1]).toEqual(result(1))
+      await transport.close()
+    },
+  )
 })
 
 describe('a misbehaving app', () => {
-  it.each(['throws', 'rejects'] as const)('a store that %s on every call is reported once as store-error; the connection keeps working in memory', async (how) => {
-    const broken = (operation: string): Promise<never> => {
-      const error = new Error(`store ${operation} failed`)
-      if (how === 'throws') throw error
-      return Promise.reject(error)
-    }
-    const store: ResumptionStore = {get: () => broken('get'), set: () => broken('set'), delete: () => broken('delete'), list: () => broken('list')}
-    const mock = useMock()
-    const {client, transport, events} = await connect({store})
-    expect(transport).toBeInstanceOf(ResumableHTTPClientTransport)
-    await until(() => mock.requests('GET').length === 1)
-    mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
-    const answer = await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}})
-    expect(answer.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
+  it.each(['throws', 'rejects'] as const)(
+    'a store that %s on every call is reported once as store-error; the connection keeps working in memory',
+    async (how) => {
+      const broken = (operation: string): Promise<never> => {
+        const error = new Error(`store ${operation} failed`)
+        if (how === 'throws') throw error
+        return Promise.reject(error)
+      }
+      const store: ResumptionStore = {
+        get: () => broken('get'),
+        set: () => broken('set'),
+        delete: () => broken('delete'),
+        list: () => broken('list'),
+      }
+      const mock = useMock()
+      const {client, transport, events} = await connect({store})
+      expect(transport).toBeInstanceOf(ResumableHTTPClientTransport)
+      await until(() => mock.requests('GET').length === 1)
+      mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
+      const answer = await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}})
+      expect(answer.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
 
-    expect(transport.metrics.streamResumptions).toBe(1)
-    // Once failed, the store is not called again: one report, and the transport carries on in memory.
-    expect(eventsOf(events, 'store-error')).toEqual([{type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store get failed')}])
-    await client.close()
-  })
+      expect(transport.metrics.streamResumptions).toBe(1)
+      // Once failed, the store is not called again: one report, and the transport carries on in memory.
+      expect(eventsOf(events, 'store-error')).toEqual([
+        {type: 'store-error', key: expect.stringMatching(/#session$/), error: new Error('store get failed')},
+      ])
+      await client.close()
+    },
+  )
 
   it('an onEvent listener that throws breaks nothing: the call resumes and completes, onerror stays quiet', async () => {
     const mock = useMock()
@@ -189,7 +211,9 @@ describe('bad constructor arguments', () => {
     const options = {authProvider} as unknown as ResumableHTTPClientTransportOptions
     const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), options)
     expect(create).toThrow(TypeError)
-    expect(create).toThrow(/authProvider must be an OAuthClientProvider .* or an AuthProvider \(token\(\) and optionally onUnauthorized\(\)/)
+    expect(create).toThrow(
+      /authProvider must be an OAuthClientProvider .* or an AuthProvider \(token\(\) and optionally onUnauthorized\(\)/,
+    )
   })
 
   it('finishAuth without an OAuthClientProvider is a TypeError', async () => {
@@ -204,14 +228,20 @@ describe('bad constructor arguments', () => {
       fetch: (input, init) => fetch(input, init),
       requestInit: {headers: {'x-app': '1'}},
       redirectPolicy: 'same-origin',
-      reconnectionOptions: {maxRetries: 3, initialReconnectionDelay: 10, maxReconnectionDelay: 50, reconnectionDelayGrowFactor: 2},
+      reconnectionOptions: {
+        maxRetries: 3,
+        initialReconnectionDelay: 10,
+        maxReconnectionDelay: 50,
+        reconnectionDelayGrowFactor: 2,
+      },
     }
     const transport = new ResumableHTTPClientTransport(new URL(url), sdkOptions)
     expect(transport).toBeInstanceOf(ResumableHTTPClientTransport)
   })
 
   it('reconnect and reconnectionOptions together are a TypeError: one of the two', () => {
-    const create = (): unknown => new ResumableHTTPClientTransport(new URL(url), {reconnect: {}, reconnectionOptions: {}})
+    const create = (): unknown =>
+      new ResumableHTTPClientTransport(new URL(url), {reconnect: {}, reconnectionOptions: {}})
     expect(create).toThrow(/both given: pass one/)
   })
 
@@ -234,10 +264,14 @@ describe('bad constructor arguments', () => {
 
   it('a reconnectionOptions field the SDK does not have is a TypeError listing the fields', () => {
     const reconnectionOptions = {maxRetry: 3} as unknown as SdkReconnection
-    expect(() => new ResumableHTTPClientTransport(new URL(url), {reconnectionOptions})).toThrow(/Unknown field reconnectionOptions\.maxRetry: the fields are .*maxRetries/)
+    expect(() => new ResumableHTTPClientTransport(new URL(url), {reconnectionOptions})).toThrow(
+      /Unknown field reconnectionOptions\.maxRetry: the fields are .*maxRetries/,
+    )
   })
   it.each([null, 'strict', 42])('options that are not an object (%s) are a TypeError', (options) => {
-    expect(() => new ResumableHTTPClientTransport(new URL(url), options as unknown as ResumableHTTPClientTransportOptions)).toThrow('options must be an object')
+    expect(
+      () => new ResumableHTTPClientTransport(new URL(url), options as unknown as ResumableHTTPClientTransportOptions),
+    ).toThrow('options must be an object')
   })
 })
 
@@ -248,7 +282,9 @@ describe('a store that fails when the session is read', () => {
     useMock()
     const {client, events, errors} = await connect({store})
     await client.callTool({name: 'echo'})
-    expect(errors.map((error) => [isTransportError(error, 'store'), error.message])).toEqual([[true, 'The store failed: store get failed; going on without it']])
+    expect(errors.map((error) => [isTransportError(error, 'store'), error.message])).toEqual([
+      [true, 'The store failed: store get failed; going on without it'],
+    ])
     expect(eventsOf(events, 'store-error')).toHaveLength(1)
     await client.close()
   })

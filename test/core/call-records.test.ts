@@ -12,17 +12,29 @@ import {connect, eventsOf, until, url, useMock} from '../fixtures/harness.ts'
 const namespace = 'mcp-resumable-http:http://mcp.test/mcp'
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex')
 
-describe('the digest of a call\'s arguments', () => {
+describe("the digest of a call's arguments", () => {
   it.each<[string, unknown, string]>([
     ['no arguments are the empty object', undefined, '{}'],
     ['null arguments are the empty object', null, '{}'],
     ['keys are sorted at every level', {b: 1, a: {d: [2], c: 'x'}}, '{"a":{"c":"x","d":[2]},"b":1}'],
-    ['many keys come in code-unit order, whatever order they were written in', {m: 1, b: 2, z: 3, a: 4, k: 5, B: 6}, '{"B":6,"a":4,"b":2,"k":5,"m":1,"z":3}'],
+    [
+      'many keys come in code-unit order, whatever order they were written in',
+      {m: 1, b: 2, z: 3, a: 4, k: 5, B: 6},
+      '{"B":6,"a":4,"b":2,"k":5,"m":1,"z":3}',
+    ],
     ['keys are in UTF-16 code-unit order, not code-point order', {'\uffff': 1, '😀': 2}, '{"😀":2,"\uffff":1}'],
     ['a key that is undefined is left out, as in JSON', {a: undefined, b: null}, '{"b":null}'],
-    ['arrays keep their order; an undefined item is null, as in JSON', [3, undefined, 'a', {y: 1, x: 2}, [true]], '[3,null,"a",{"x":2,"y":1},[true]]'],
+    [
+      'arrays keep their order; an undefined item is null, as in JSON',
+      [3, undefined, 'a', {y: 1, x: 2}, [true]],
+      '[3,null,"a",{"x":2,"y":1},[true]]',
+    ],
     ['an empty array is an empty array', {list: []}, '{"list":[]}'],
-    ['keys and strings are escaped as JSON escapes them', {'say "hi"': 'line\nnext', 'é': 'é'}, '{"say \\"hi\\"":"line\\nnext","é":"é"}'],
+    [
+      'keys and strings are escaped as JSON escapes them',
+      {'say "hi"': 'line\nnext', é: 'é'},
+      '{"say \\"hi\\"":"line\\nnext","é":"é"}',
+    ],
     ['a scalar is its JSON', 'text', '"text"'],
   ])('%s', (_, args, canonical) => {
     expect(digestArguments(args)).toBe(sha256(canonical))
@@ -38,14 +50,28 @@ describe('the digest of a call\'s arguments', () => {
 })
 
 /** A record of a settled call that a next process takes as it is (nothing is sent for it). */
-const valid = {callId: 'c1', method: 'tools/call', name: 'echo', argumentsDigest: 'd', clientId: 1, wireId: 0, era: 'legacy', state: 'completed', startedAt: 1}
+const valid = {
+  callId: 'c1',
+  method: 'tools/call',
+  name: 'echo',
+  argumentsDigest: 'd',
+  clientId: 1,
+  wireId: 0,
+  era: 'legacy',
+  state: 'completed',
+  startedAt: 1,
+}
 
 /** Starts a transport with the call journal on a store holding `record` under call `c1`; what it listed and reported. */
 async function loadRecord(record: JsonValue): Promise<{listed: string[]; discarded: string[]; kept: boolean}> {
   const store = new MemoryStore()
   await store.set(`${namespace}#call:c1`, record)
   const events: TransportEvent[] = []
-  const transport = new ResumableHTTPClientTransport(new URL(url), {store, callJournal: true, onEvent: (event) => events.push(event)})
+  const transport = new ResumableHTTPClientTransport(new URL(url), {
+    store,
+    callJournal: true,
+    onEvent: (event) => events.push(event),
+  })
   await transport.start()
   const listed = transport.calls.list().map((call) => call.state)
   await transport.close()
@@ -70,7 +96,11 @@ describe('a stored call record a next process loads', () => {
     ['in a state that is no string', {...valid, state: 3}, 'a call in no known state'],
     ['delivered: such a call has no record', {...valid, state: 'delivered'}, 'a call in no known state'],
     ['in a task state without its task', {...valid, state: 'task'}, 'a task call without its task ID'],
-    ['in a task state whose task has no ID', {...valid, state: 'task', task: {status: 'working'}}, 'a task call without its task ID'],
+    [
+      'in a task state whose task has no ID',
+      {...valid, state: 'task', task: {status: 'working'}},
+      'a task call without its task ID',
+    ],
   ])('%s: is discarded with why, and deleted', async (_, record, why) => {
     const {listed, discarded, kept} = await loadRecord(record)
     expect([listed, discarded, kept]).toEqual([[], [`invalid record of call c1: ${why}`], false])
@@ -92,7 +122,12 @@ describe('a stored call record a next process loads', () => {
 describe('a stored call as the app sees it', () => {
   it('leaves out what only the transport needs: its session, its progress token on the wire, its envelope', async () => {
     const store = new MemoryStore()
-    await store.set(`${namespace}#call:c1`, {...valid, sessionId: 's1', progressToken: 9, envelope: {'io.modelcontextprotocol/protocolVersion': '2026-07-28'}})
+    await store.set(`${namespace}#call:c1`, {
+      ...valid,
+      sessionId: 's1',
+      progressToken: 9,
+      envelope: {'io.modelcontextprotocol/protocolVersion': '2026-07-28'},
+    })
     const transport = new ResumableHTTPClientTransport(new URL(url), {store, callJournal: true})
     await transport.start()
     expect(transport.calls.list()).toEqual([{...valid, inherited: true}])

@@ -8,7 +8,12 @@ import {describe, expect, it} from 'vitest'
 import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type TransportEvent} from '../../src/index.ts'
 import {network, url} from '../fixtures/harness.ts'
 
-const initialize: JSONRPCMessage = {jsonrpc: '2.0', id: 0, method: 'initialize', params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}}
+const initialize: JSONRPCMessage = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}},
+}
 
 /** A server that answers initialize (session `s1`) and each request with an empty result. */
 function answering(): void {
@@ -17,7 +22,10 @@ function answering(): void {
     http.post(url, async ({request}) => {
       const body = (await request.json()) as {id?: number; method?: string}
       if (body.id === undefined) return new HttpResponse(null, {status: 202})
-      const result = body.method === 'initialize' ? {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: 's', version: '1'}} : {}
+      const result =
+        body.method === 'initialize'
+          ? {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: 's', version: '1'}}
+          : {}
       return HttpResponse.json({jsonrpc: '2.0', id: body.id, result}, {headers: {'mcp-session-id': 's1'}})
     }),
   )
@@ -26,20 +34,23 @@ function answering(): void {
 const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0))
 
 describe('the callbacks of the transport', () => {
-  it.each([1, 2])('%i callbacks the app set, one a turn, before the turn of start() stay after close(), with no Client', async (count) => {
-    answering()
-    const transport = new ResumableHTTPClientTransport(new URL(url))
-    const onmessage = (): void => {}
-    const onerror = (): void => {}
-    transport.onmessage = onmessage
-    await turn()
-    if (count === 2) transport.onerror = onerror
-    await turn()
-    await transport.start()
-    await transport.close()
-    expect(transport.onmessage).toBe(onmessage)
-    expect(transport.onerror).toBe(count === 2 ? onerror : undefined)
-  })
+  it.each([1, 2])(
+    '%i callbacks the app set, one a turn, before the turn of start() stay after close(), with no Client',
+    async (count) => {
+      answering()
+      const transport = new ResumableHTTPClientTransport(new URL(url))
+      const onmessage = (): void => {}
+      const onerror = (): void => {}
+      transport.onmessage = onmessage
+      await turn()
+      if (count === 2) transport.onerror = onerror
+      await turn()
+      await transport.start()
+      await transport.close()
+      expect(transport.onmessage).toBe(onmessage)
+      expect(transport.onerror).toBe(count === 2 ? onerror : undefined)
+    },
+  )
 
   it('a message handler that throws reaches onerror, and without onerror it is dropped: the transport goes on', async () => {
     answering()

@@ -9,7 +9,11 @@ import {flush, msUntil, quiet, realTurns} from '../fixtures/timing.ts'
 import {answerToolCalls, codeOf, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
-const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+const progress = (token: unknown, n: number): object => ({
+  jsonrpc: '2.0',
+  method: 'notifications/progress',
+  params: {progressToken: token, progress: n},
+})
 const namespace = `mcp-resumable-http:${url}`
 
 describe('an empty event ID', () => {
@@ -17,7 +21,11 @@ describe('an empty event ID', () => {
     const mock = useMock()
     const store = new RecordingStore()
     const gets = interceptGets(mock, (_get, index) =>
-      index === 0 ? sse([frame('g_1', listChanged), frame('', listChanged)]) : index === 1 ? sse([], 'open') : undefined,
+      index === 0
+        ? sse([frame('g_1', listChanged), frame('', listChanged)])
+        : index === 1
+          ? sse([], 'open')
+          : undefined,
     )
     const {client, events} = await connect({store})
     await until(() => gets.length === 2)
@@ -35,11 +43,19 @@ describe('an empty event ID', () => {
     const {client} = await connect()
     await until(() => mock.requests('GET').length === 1)
     answerToolCalls((id, token) =>
-      sse([frame('e1', progress(token, 1)), frame('', progress(token, 2)), frame('', progress(token, 3)), frame('e4', result(id))]),
+      sse([
+        frame('e1', progress(token, 1)),
+        frame('', progress(token, 2)),
+        frame('', progress(token, 3)),
+        frame('e4', result(id)),
+      ]),
     )
     const seen: number[] = []
     const tokens: string[] = []
-    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n), onresumptiontoken: (token) => tokens.push(token)})
+    const answer = await client.callTool({name: 'echo'}, undefined, {
+      onprogress: ({progress: n}) => seen.push(n),
+      onresumptiontoken: (token) => tokens.push(token),
+    })
 
     expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
     expect(seen).toEqual([1, 2, 3])
@@ -52,15 +68,32 @@ describe('stored streams a new process resumes', () => {
   it("hand a previous process's stream's server requests to the Client, and are done with at its answer though the server leaves them open", async () => {
     const mock = useMock()
     const store = await storedSession()
-    await store.set(`${namespace}#stream:request:17`, {sessionId: 'session-1', lastEventId: 'kept-17', call: {method: 'tools/call', name: 'ask', clientId: 9}})
-    const sampling = {jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: 'asked before'}}], maxTokens: 10}}
-    interceptGets(mock, (get) => (get.lastEventId === 'kept-17' ? sse([frame('r1', sampling), frame('r2', listChanged), frame('r3', result(17, 'done'))], 'open') : undefined))
+    await store.set(`${namespace}#stream:request:17`, {
+      sessionId: 'session-1',
+      lastEventId: 'kept-17',
+      call: {method: 'tools/call', name: 'ask', clientId: 9},
+    })
+    const sampling = {
+      jsonrpc: '2.0',
+      id: 'srv-1',
+      method: 'sampling/createMessage',
+      params: {messages: [{role: 'user', content: {type: 'text', text: 'asked before'}}], maxTokens: 10},
+    }
+    interceptGets(mock, (get) =>
+      get.lastEventId === 'kept-17'
+        ? sse([frame('r1', sampling), frame('r2', listChanged), frame('r3', result(17, 'done'))], 'open')
+        : undefined,
+    )
 
     const after = await connect({store})
     await until(() => eventsOf(after.events, 'stream-closed').some((event) => event.stream === 'request'))
-    expect(eventsOf(after.events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{requestId: 17, reason: 'completed'}])
+    expect(eventsOf(after.events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([
+      {requestId: 17, reason: 'completed'},
+    ])
     expect(after.sampled).toEqual(['asked before'])
-    expect(eventsOf(after.events, 'orphaned-notification')).toMatchObject([{method: 'notifications/tools/list_changed', call: {name: 'ask', clientId: 9}}])
+    expect(eventsOf(after.events, 'orphaned-notification')).toMatchObject([
+      {method: 'notifications/tools/list_changed', call: {name: 'ask', clientId: 9}},
+    ])
     expect(eventsOf(after.events, 'unmatched-response')).toMatchObject([{id: 17}])
     await after.client.close()
   })
@@ -69,7 +102,9 @@ describe('stored streams a new process resumes', () => {
     const mock = useMock()
     const store = await storedSession()
     await store.set(`${namespace}#stream:standalone`, {sessionId: 'session-1', lastEventId: 'g1', retryMs: 3000})
-    const gets = interceptGets(mock, (_get, index) => (index === 0 ? new Response(null, {status: 503}) : sse([], 'open')))
+    const gets = interceptGets(mock, (_get, index) =>
+      index === 0 ? new Response(null, {status: 503}) : sse([], 'open'),
+    )
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     try {
       const after = await connect({store, reconnect: {minDelayMs: 1, maxDelayMs: 5}})
@@ -91,7 +126,11 @@ describe('stored streams a new process resumes', () => {
   it('only records keyed by the standalone stream or a non-negative integer request ID', async () => {
     const mock = useMock()
     const store = await storedSession()
-    const record = (lastEventId: string) => ({sessionId: 'session-1', lastEventId, call: {method: 'tools/call', name: 'echo', clientId: 9}})
+    const record = (lastEventId: string) => ({
+      sessionId: 'session-1',
+      lastEventId,
+      call: {method: 'tools/call', name: 'echo', clientId: 9},
+    })
     for (const [key, cursor] of [
       ['request:17', 'kept-17'],
       ['old-request:9', 'other-name'],
@@ -105,7 +144,9 @@ describe('stored streams a new process resumes', () => {
       await store.set(`${namespace}#stream:${key}`, record(cursor!))
     }
 
-    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status: 405})))
+    const gets = interceptGets(mock, (get) =>
+      get.lastEventId === undefined ? undefined : new Response(null, {status: 405}),
+    )
     const after = await connect({store})
     await until(() => gets.some((get) => get.lastEventId === 'kept-17'))
     await quiet()
@@ -117,13 +158,17 @@ describe('stored streams a new process resumes', () => {
 describe('errors name their stream', () => {
   it('the standalone stream given up, and a request whose stream cannot be resumed', async () => {
     const mock = useMock()
-    interceptGets(mock, (_get, index) => (index === 0 ? sse([frame(undefined, listChanged)]) : new Response(null, {status: 403})))
+    interceptGets(mock, (_get, index) =>
+      index === 0 ? sse([frame(undefined, listChanged)]) : new Response(null, {status: 403}),
+    )
     const {client, errors} = await connect()
     await until(() => errors.length === 1)
     expect(errors[0]!.message).toMatch(/^GET the standalone GET stream/)
 
     mock.faults.cutNext({after: 1, how: 'error', on: 'POST'})
-    const failure = await client.callTool({name: 'slow', arguments: {steps: 2}}).catch((error: unknown) => error as Error)
+    const failure = await client
+      .callTool({name: 'slow', arguments: {steps: 2}})
+      .catch((error: unknown) => error as Error)
     expect(codeOf(failure)).toBe('outcome-unknown')
     expect((failure as Error).message).toMatch(/: the response stream of request \d+/)
     await client.close()
@@ -133,7 +178,13 @@ describe('errors name their stream', () => {
 describe('why a call was settled outcome-unknown', () => {
   const held = (): Response => sse([], 'open')
   it.each([
-    ['its stream broke before any event ID', [] as string[], held, /the response stream of request (\d+): the stream broke before any event ID; the request was not sent again$/, []],
+    [
+      'its stream broke before any event ID',
+      [] as string[],
+      held,
+      /the response stream of request (\d+): the stream broke before any event ID; the request was not sent again$/,
+      [],
+    ],
     [
       'the server refused its cursor',
       [frame('p1')],
@@ -162,30 +213,50 @@ describe('why a call was settled outcome-unknown', () => {
       /the response stream of request (\d+): 4 resumptions in a row brought nothing new within 50 ms, the last from Last-Event-ID "p1"; the request was not sent again$/,
       [],
     ],
-  ] as const)('%s: the message says so, names the stream and the cursor, and nothing reaches onerror', async (_what, chunks, resumption, message, failedAttempts) => {
-    const mock = useMock()
-    interceptGets(mock, (get) => (get.lastEventId === undefined ? held() : resumption()))
-    // maxDelayMs is also how long a connection must live to count as healthy: far above what a loaded machine takes.
-    const {client, errors, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 1000}, resumeTimeoutMs: 50})
-    answerToolCalls(() => sse([...chunks], 'error'))
-    const failure = await client.callTool({name: 'echo'}).catch((error: unknown) => error as Error)
-    expect(codeOf(failure)).toBe('outcome-unknown')
-    expect(failure.message).toMatch(message)
-    expect(errors).toEqual([])
-    const attempts = eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'request' && event.attempt > 0)
-    expect(attempts.map((event) => codeOf(event.error))).toEqual(failedAttempts)
-    // The POST's connection broke: said once, as it came, at attempt 0.
-    const drops = eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'request' && event.attempt === 0)
-    expect(drops.map((event) => event.error.message)).toEqual(['terminated'])
-    await client.close()
-  })
+  ] as const)(
+    '%s: the message says so, names the stream and the cursor, and nothing reaches onerror',
+    async (_what, chunks, resumption, message, failedAttempts) => {
+      const mock = useMock()
+      interceptGets(mock, (get) => (get.lastEventId === undefined ? held() : resumption()))
+      // maxDelayMs is also how long a connection must live to count as healthy: far above what a loaded machine takes.
+      const {client, errors, events} = await connect({
+        reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 1000},
+        resumeTimeoutMs: 50,
+      })
+      answerToolCalls(() => sse([...chunks], 'error'))
+      const failure = await client.callTool({name: 'echo'}).catch((error: unknown) => error as Error)
+      expect(codeOf(failure)).toBe('outcome-unknown')
+      expect(failure.message).toMatch(message)
+      expect(errors).toEqual([])
+      const attempts = eventsOf(events, 'reconnect-failed').filter(
+        (event) => event.stream === 'request' && event.attempt > 0,
+      )
+      expect(attempts.map((event) => codeOf(event.error))).toEqual(failedAttempts)
+      // The POST's connection broke: said once, as it came, at attempt 0.
+      const drops = eventsOf(events, 'reconnect-failed').filter(
+        (event) => event.stream === 'request' && event.attempt === 0,
+      )
+      expect(drops.map((event) => event.error.message)).toEqual(['terminated'])
+      await client.close()
+    },
+  )
 
   it('a refused cursor of the standalone stream reaches onerror with its status, the stream named', async () => {
     const mock = useMock()
-    interceptGets(mock, (_get, index) => (index === 0 ? sse([frame('g_1', listChanged)]) : index === 1 ? new Response(null, {status: 400}) : sse([], 'open')))
+    interceptGets(mock, (_get, index) =>
+      index === 0
+        ? sse([frame('g_1', listChanged)])
+        : index === 1
+          ? new Response(null, {status: 400})
+          : sse([], 'open'),
+    )
     const {client, errors} = await connect()
     await until(() => errors.length === 1)
-    expect(errors[0]).toMatchObject({code: 'resumption-rejected', status: 400, message: 'The server refused Last-Event-ID "g_1" of the standalone GET stream (HTTP 400)'})
+    expect(errors[0]).toMatchObject({
+      code: 'resumption-rejected',
+      status: 400,
+      message: 'The server refused Last-Event-ID "g_1" of the standalone GET stream (HTTP 400)',
+    })
     await client.close()
   })
 })
@@ -247,8 +318,15 @@ describe("a stored request stream's retry", () => {
   it('is waited before a next process resumes that stream, while the standalone stream re-attaches at once', async () => {
     const mock = useMock()
     const store = await storedSession()
-    await store.set(`${namespace}#stream:request:17`, {sessionId: 'session-1', lastEventId: 'kept-17', retryMs: 3000, call: {method: 'tools/call', name: 'ask', clientId: 9}})
-    const gets = interceptGets(mock, (get) => (get.lastEventId === 'kept-17' ? sse([frame('r1', result(17, 'done'))], 'open') : sse([], 'open')))
+    await store.set(`${namespace}#stream:request:17`, {
+      sessionId: 'session-1',
+      lastEventId: 'kept-17',
+      retryMs: 3000,
+      call: {method: 'tools/call', name: 'ask', clientId: 9},
+    })
+    const gets = interceptGets(mock, (get) =>
+      get.lastEventId === 'kept-17' ? sse([frame('r1', result(17, 'done'))], 'open') : sse([], 'open'),
+    )
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     try {
       const after = await connect({store})

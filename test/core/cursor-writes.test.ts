@@ -9,8 +9,16 @@ import {RecordingStore} from '../fixtures/recording-store.ts'
 import {quiet} from '../fixtures/timing.ts'
 import {answerToolCalls, encoder, frame, result, sse, tap} from '../fixtures/wire.ts'
 
-const note = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n}})
-const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+const note = (n: number): object => ({
+  jsonrpc: '2.0',
+  method: 'notifications/message',
+  params: {level: 'info', data: n},
+})
+const progress = (token: unknown, n: number): object => ({
+  jsonrpc: '2.0',
+  method: 'notifications/progress',
+  params: {progressToken: token, progress: n},
+})
 
 /** An SSE response the test writes to, event by event, and may end. */
 function pushable(): {response: Response; push: (text: string) => void; end: () => void} {
@@ -57,7 +65,9 @@ describe('a connection that ends', () => {
   it('with no write put off writes nothing more: its cursor is in the store already', async () => {
     const mock = useMock()
     const store = new RecordingStore()
-    const gets = interceptGets(mock, (get) => (get.lastEventId === undefined ? sse([frame('e1', note(1))]) : sse([], 'open')))
+    const gets = interceptGets(mock, (get) =>
+      get.lastEventId === undefined ? sse([frame('e1', note(1))]) : sse([], 'open'),
+    )
     const {client} = await connect({store})
     await until(() => gets.length === 2)
     await quiet(300)
@@ -88,7 +98,7 @@ describe('a connection that ends', () => {
 })
 
 describe('writes put off on two streams', () => {
-  it('the end of one stream leaves the other\'s write to come in its time', async () => {
+  it("the end of one stream leaves the other's write to come in its time", async () => {
     const mock = useMock()
     const store = new RecordingStore()
     const standalone = pushable()
@@ -106,7 +116,9 @@ describe('writes put off on two streams', () => {
     await until(() => token !== undefined)
     standalone.push(frame('e1', note(1)))
     call.push(frame('p1', progress(token, 1)))
-    await until(() => cursorsWritten(store, 'standalone').length === 1 && cursorsWritten(store, 'request:').length === 1)
+    await until(
+      () => cursorsWritten(store, 'standalone').length === 1 && cursorsWritten(store, 'request:').length === 1,
+    )
     // ID-only events deliver nothing: their writes are put off.
     standalone.push(frame('e2'))
     call.push(frame('p2'))
@@ -132,7 +144,10 @@ describe('close()', () => {
     const {transport} = await connect({store})
     let ended = 0
     const seen = tap(transport)
-    await transport.send({jsonrpc: '2.0', id: 'call', method: 'tools/call', params: {name: 'echo', _meta: {progressToken: 'call'}}}, {onRequestStreamEnd: () => ended++})
+    await transport.send(
+      {jsonrpc: '2.0', id: 'call', method: 'tools/call', params: {name: 'echo', _meta: {progressToken: 'call'}}},
+      {onRequestStreamEnd: () => ended++},
+    )
     await until(() => token !== undefined && seen.length > 0)
     expect(cursorsWritten(store, 'request:')).toEqual(['p1'])
     await transport.close()
@@ -145,21 +160,27 @@ describe('calls whose streams are over', () => {
   it.each([
     ['an event stream', (id: string) => sse([frame('p1', result(id))])],
     ['JSON', (id: string) => Response.json(result(id))],
-  ])('answered with %s, keep no listener on the requestSignal they shared: a dozen raise no MaxListenersExceededWarning', async (_how, answer) => {
-    const warnings = await warningsDuring(async () => {
-      useMock()
-      answerToolCalls((id) => answer(id as string))
-      const {transport} = await connect()
-      const seen = tap(transport)
-      const shared = new AbortController()
-      for (let call = 0; call < 12; call++) {
-        await transport.send({jsonrpc: '2.0', id: `call-${call}`, method: 'tools/call', params: {name: 'echo'}}, {requestSignal: shared.signal})
-        await until(() => seen.length === call + 1)
-      }
-      await transport.close()
-    })
-    expect(warnings).toEqual([])
-  })
+  ])(
+    'answered with %s, keep no listener on the requestSignal they shared: a dozen raise no MaxListenersExceededWarning',
+    async (_how, answer) => {
+      const warnings = await warningsDuring(async () => {
+        useMock()
+        answerToolCalls((id) => answer(id as string))
+        const {transport} = await connect()
+        const seen = tap(transport)
+        const shared = new AbortController()
+        for (let call = 0; call < 12; call++) {
+          await transport.send(
+            {jsonrpc: '2.0', id: `call-${call}`, method: 'tools/call', params: {name: 'echo'}},
+            {requestSignal: shared.signal},
+          )
+          await until(() => seen.length === call + 1)
+        }
+        await transport.close()
+      })
+      expect(warnings).toEqual([])
+    },
+  )
 })
 
 describe('a new session', () => {
@@ -167,7 +188,9 @@ describe('a new session', () => {
     const mock = useMock()
     const store = new RecordingStore()
     const second = pushable()
-    const gets = interceptGets(mock, (_get, index) => (index === 0 ? sse([frame('a1', note(1))], 'open') : second.response))
+    const gets = interceptGets(mock, (_get, index) =>
+      index === 0 ? sse([frame('a1', note(1))], 'open') : second.response,
+    )
     const {client, transport} = await connect({store})
     await until(() => cursorsWritten(store, 'standalone').length === 1)
     await transport.terminateSession()
@@ -194,8 +217,14 @@ describe('a stream a previous process stored', () => {
     const store = new RecordingStore()
     await storedSession(store)
     const key = `mcp-resumable-http:${url}#stream:request:17`
-    await store.set(key, {sessionId: 'session-1', lastEventId: 'kept-17', call: {method: 'tools/call', name: 'echo', clientId: 9}})
-    const gets = interceptGets(mock, (get) => (get.lastEventId === 'kept-17' ? new Response(null, {status: 405}) : undefined))
+    await store.set(key, {
+      sessionId: 'session-1',
+      lastEventId: 'kept-17',
+      call: {method: 'tools/call', name: 'echo', clientId: 9},
+    })
+    const gets = interceptGets(mock, (get) =>
+      get.lastEventId === 'kept-17' ? new Response(null, {status: 405}) : undefined,
+    )
     const {client} = await connect({store})
     await until(() => gets.some((get) => get.lastEventId === 'kept-17'))
     await until(() => !store.keys.has(key), 1000)
@@ -210,7 +239,10 @@ describe('onRequestStreamEnd', () => {
     const {transport} = await connect()
     const seen = tap(transport)
     let ended = 0
-    await transport.send({jsonrpc: '2.0', id: 'call', method: 'tools/call', params: {name: 'echo'}}, {onRequestStreamEnd: () => ended++})
+    await transport.send(
+      {jsonrpc: '2.0', id: 'call', method: 'tools/call', params: {name: 'echo'}},
+      {onRequestStreamEnd: () => ended++},
+    )
     await until(() => seen.length === 1)
     await until(() => ended === 1)
     await transport.close()

@@ -6,14 +6,33 @@
  */
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {
+  isTransportError,
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  type ResumableHTTPClientTransportOptions,
+} from '../../src/index.ts'
 import type {ReferenceServer} from '../../src/testing/index.ts'
 import {connectClient} from '../fixtures/client.ts'
-import {connect, emptied, eventsOf, network, storedSession, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
+import {
+  connect,
+  emptied,
+  eventsOf,
+  network,
+  storedSession,
+  until,
+  untilGetsServed,
+  url,
+  useMock,
+} from '../fixtures/harness.ts'
 import {answerToolCalls, codeOf, failure} from '../fixtures/wire.ts'
 
 /** What `@modelcontextprotocol/server-everything` answers a request naming a session it does not know. */
-const noValidSession = {jsonrpc: '2.0', error: {code: -32000, message: 'Bad Request: No valid session ID provided'}, id: null}
+const noValidSession = {
+  jsonrpc: '2.0',
+  error: {code: -32000, message: 'Bad Request: No valid session ID provided'},
+  id: null,
+}
 
 interface Refused {
   method: string
@@ -33,7 +52,8 @@ function refuseUnknownSessions(mock: ReferenceServer, as: 'server-everything' | 
       if (sessionId === null || mock.sessions().some((session) => session.id === sessionId)) return undefined
       const body = request.method === 'POST' ? ((await request.clone().json()) as {method?: string}) : {}
       refused.push({method: request.method, rpcMethod: body.method})
-      if (request.method === 'POST' || as === 'server-everything') return HttpResponse.json(noValidSession, {status: 400})
+      if (request.method === 'POST' || as === 'server-everything')
+        return HttpResponse.json(noValidSession, {status: 400})
       return new HttpResponse('Invalid or missing session ID', {status: 400})
     }),
   )
@@ -57,7 +77,9 @@ describe('a stored session the restarted server answers 400', () => {
 
       const second = await connect({store})
       await until(() => eventsOf(second.events, 'session-expired').length === 1)
-      expect(second.errors).toMatchObject([{code: 'session-expired', status: 400, message: 'Session session-1 has expired (HTTP 400 on GET)'}])
+      expect(second.errors).toMatchObject([
+        {code: 'session-expired', status: 400, message: 'Session session-1 has expired (HTTP 400 on GET)'},
+      ])
       expect(second.transport.sessionId).toBeUndefined()
       expect(await emptied(() => sessionRecords(store))).toEqual([])
       await second.client.close()
@@ -102,12 +124,19 @@ describe('a POST refused 400 in a session', () => {
     const refused = refuseUnknownSessions(mock, 'server-everything')
 
     const error = await failure(client.callTool({name: 'echo'}))
-    expect(error).toMatchObject({code: 'session-expired', status: 400, message: 'Session session-1 has expired (HTTP 400, and 400 to a GET of the session); tools/call was not sent again'})
+    expect(error).toMatchObject({
+      code: 'session-expired',
+      status: 400,
+      message:
+        'Session session-1 has expired (HTTP 400, and 400 to a GET of the session); tools/call was not sent again',
+    })
     expect(refused).toEqual([
       {method: 'POST', rpcMethod: 'tools/call'},
       {method: 'GET', rpcMethod: undefined},
     ])
-    expect(eventsOf(events, 'session-expired')).toEqual([{type: 'session-expired', sessionId: 'session-1', settledRequests: 0}])
+    expect(eventsOf(events, 'session-expired')).toEqual([
+      {type: 'session-expired', sessionId: 'session-1', settledRequests: 0},
+    ])
     expect(mock.executions).toEqual({})
     expect(isTransportError(await failure(client.listTools()), 'session-expired')).toBe(true)
     expect(await emptied(() => sessionRecords(store))).toEqual([])
@@ -121,12 +150,14 @@ describe('a POST refused 400 in a session', () => {
     await client.close()
   })
 
-  it('whose body is a JSON-RPC error answering the request is the request\'s refusal: http 400, no GET asked, the session kept', async () => {
+  it("whose body is a JSON-RPC error answering the request is the request's refusal: http 400, no GET asked, the session kept", async () => {
     const mock = useMock()
     const {client, transport} = await connect(slowReconnects)
     await untilGetsServed()
     const gets = mock.requests('GET').length
-    const calls = answerToolCalls((id) => HttpResponse.json({jsonrpc: '2.0', id, error: {code: -32602, message: 'Unknown tool'}}, {status: 400}))
+    const calls = answerToolCalls((id) =>
+      HttpResponse.json({jsonrpc: '2.0', id, error: {code: -32602, message: 'Unknown tool'}}, {status: 400}),
+    )
     const error = await failure(client.callTool({name: 'nope'}))
     expect(isTransportError(error, 'http') && error.status === 400).toBe(true)
     expect(mock.requests('GET')).toHaveLength(gets)
@@ -136,7 +167,7 @@ describe('a POST refused 400 in a session', () => {
     await client.close()
   })
 
-  it('whose GET opens a stream is the message\'s refusal: http 400, the session kept, and the standalone stream re-attaches without cursor, lest the server put something on that stream', async () => {
+  it("whose GET opens a stream is the message's refusal: http 400, the session kept, and the standalone stream re-attaches without cursor, lest the server put something on that stream", async () => {
     const mock = useMock()
     const {client, transport, events} = await connect(slowReconnects)
     await untilGetsServed()
@@ -146,8 +177,19 @@ describe('a POST refused 400 in a session', () => {
     expect(isTransportError(error, 'http') && error.status === 400).toBe(true)
     await until(() => eventsOf(events, 'reconnect').length === 1)
 
-    expect(eventsOf(events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}}])
-    expect(mock.requests('GET').slice(gets).map((get) => [get.sessionId, get.lastEventId])).toEqual([
+    expect(eventsOf(events, 'reconnect')).toMatchObject([
+      {
+        stream: 'standalone',
+        branch: 'session-resumption',
+        headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined},
+      },
+    ])
+    expect(
+      mock
+        .requests('GET')
+        .slice(gets)
+        .map((get) => [get.sessionId, get.lastEventId]),
+    ).toEqual([
       ['session-1', undefined],
       ['session-1', undefined],
     ])
@@ -202,7 +244,9 @@ describe('forgetSession()', () => {
     const mock = useMock()
     const store = new MemoryStore()
     const {client, transport} = await connect({store})
-    const call = failure(client.callTool({name: 'slow', arguments: {steps: 20, delayMs: 20}}, undefined, {onprogress: () => {}}))
+    const call = failure(
+      client.callTool({name: 'slow', arguments: {steps: 20, delayMs: 20}}, undefined, {onprogress: () => {}}),
+    )
     await until(() => mock.requests('POST', 'tools/call').length === 1)
     const requests = mock.log.length
     await transport.forgetSession()

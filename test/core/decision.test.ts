@@ -1,6 +1,13 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
-import {classifyDeleteAnswer, classifyPostAnswer, classifyStreamAnswer, decideReconnect, type ReconnectDecision, type ReconnectInput} from '../../src/index.ts'
+import {
+  classifyDeleteAnswer,
+  classifyPostAnswer,
+  classifyStreamAnswer,
+  decideReconnect,
+  type ReconnectDecision,
+  type ReconnectInput,
+} from '../../src/index.ts'
 
 const S = 'session-S'
 const other = 'session-T'
@@ -74,7 +81,9 @@ describe('decideReconnect: the decision table', () => {
     const session = fc.option(fc.constantFrom(S, other), {nil: undefined})
     const input = fc.record({
       sessionId: session,
-      cursor: fc.option(fc.record({sessionId: session, lastEventId: fc.constantFrom('', 'p1_5', 'g2_1')}), {nil: undefined}),
+      cursor: fc.option(fc.record({sessionId: session, lastEventId: fc.constantFrom('', 'p1_5', 'g2_1')}), {
+        nil: undefined,
+      }),
       cursorRejected: fc.boolean(),
       stream: fc.constantFrom('standalone' as const, 'request' as const),
     })
@@ -96,20 +105,34 @@ describe('decideReconnect: the decision table', () => {
 
 // docs/failures.md#a-session-the-server-no-longer-knows: the answers that end a session, request by request.
 describe('a session the server no longer knows', () => {
-  const get = (status: number, sentCursor: boolean, sentSession = true): string => classifyStreamAnswer({status, eventStream: false, sentSession, sentCursor})
-  const post = (status: number, request: boolean, sentSession = true): string => classifyPostAnswer({status, body: 'json', sentSession, request})
+  const get = (status: number, sentCursor: boolean, sentSession = true): string =>
+    classifyStreamAnswer({status, eventStream: false, sentSession, sentCursor})
+  const post = (status: number, request: boolean, sentSession = true): string =>
+    classifyPostAnswer({status, body: 'json', sentSession, request})
 
   it.each<[string, string, () => string]>([
     ['a GET without cursor answered 404', 'session-expired', () => get(404, false)],
-    ['a GET without cursor answered 400: it carried the session and nothing else', 'session-expired', () => get(400, false)],
+    [
+      'a GET without cursor answered 400: it carried the session and nothing else',
+      'session-expired',
+      () => get(400, false),
+    ],
     ['a GET without cursor answered 410', 'session-expired', () => get(410, false)],
-    ['a GET with a cursor answered 400: the cursor or the session, told by the GET without it that follows', 'cursor-refused', () => get(400, true)],
+    [
+      'a GET with a cursor answered 400: the cursor or the session, told by the GET without it that follows',
+      'cursor-refused',
+      () => get(400, true),
+    ],
     ['a GET with a cursor answered 410', 'cursor-refused', () => get(410, true)],
     ['a GET with a cursor answered 404', 'session-expired', () => get(404, true)],
     ['a GET without a session answered 400: no session to refuse', 'refused', () => get(400, false, false)],
     ['a GET without cursor answered 422: a refusal that names no session', 'refused', () => get(422, false)],
     ['a GET without cursor answered 409: a stream of the session is open', 'transient', () => get(409, false)],
-    ['a GET with a cursor answered 409: that stream is still connected on the server side, and the cursor is kept', 'transient', () => get(409, true)],
+    [
+      'a GET with a cursor answered 409: that stream is still connected on the server side, and the cursor is kept',
+      'transient',
+      () => get(409, true),
+    ],
     ['a GET without cursor answered 403', 'unauthorized', () => get(403, false)],
     ['a POST of a request answered 404', 'session-expired', () => post(404, true)],
     ['a POST of a request answered 400: its body may be what was refused', 'session-in-doubt', () => post(400, true)],

@@ -14,7 +14,11 @@ import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harne
 import {answerToolCalls, encoder, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 /** A notification told apart by `n`. */
-const note = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: `n${n}`}})
+const note = (n: number): object => ({
+  jsonrpc: '2.0',
+  method: 'notifications/message',
+  params: {level: 'info', data: `n${n}`},
+})
 
 const samplingRequest = (id: string): object => ({
   jsonrpc: '2.0',
@@ -78,7 +82,8 @@ async function setup(toMock?: (index: number) => boolean, options: ResumableHTTP
   return {...harness, mock, gets, delivered: tap(harness.transport)}
 }
 
-const answersTo = (mock: ReferenceServer, id: string): string[] => (mock.answers.get(id) ?? []).map((answer) => JSON.stringify(answer))
+const answersTo = (mock: ReferenceServer, id: string): string[] =>
+  (mock.answers.get(id) ?? []).map((answer) => JSON.stringify(answer))
 
 describe('de-duplication', () => {
   it('an event ID already delivered on the stream is dropped, within a connection and across a resume', async () => {
@@ -92,7 +97,9 @@ describe('de-duplication', () => {
 
     expect(s.gets.lastEventIds).toEqual([undefined, 'e2'])
     expect([1, 2, 3].map((n) => countOf(s.delivered, n))).toEqual([1, 1, 1])
-    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual(['e1', 'e1', 'e2'].map((id) => ({type: 'duplicate-dropped', what: 'event', id})))
+    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual(
+      ['e1', 'e1', 'e2'].map((id) => ({type: 'duplicate-dropped', what: 'event', id})),
+    )
     expect(s.transport.metrics.duplicatesDropped).toBe(3)
     await s.client.close()
   })
@@ -114,7 +121,9 @@ describe('de-duplication', () => {
 
     expect(result.content).toEqual([{type: 'text', text: 'own'}])
     expect(s.delivered.filter((message) => JSON.stringify(message) === JSON.stringify(first))).toHaveLength(1)
-    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual([{type: 'duplicate-dropped', what: 'response', id: (first as {id: number}).id}])
+    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual([
+      {type: 'duplicate-dropped', what: 'response', id: (first as {id: number}).id},
+    ])
     // Delivered twice, the SDK Client would have reported a response for an unknown ID.
     expect(s.errors).toEqual([])
     await s.client.close()
@@ -220,24 +229,40 @@ describe('de-duplication', () => {
   it.each([
     [16, 'delivered again, the stream having forgotten it', 2],
     [1024, 'dropped', 1],
-  ])('bounded in characters: with limits.dedupeBytes %i, an event replayed after 60 characters of newer event IDs is %s', async (dedupeBytes, _what, deliveries) => {
-    const s = await setup(undefined, {limits: {dedupeBytes}})
-    const ids = Array.from({length: 21}, (_, n) => n)
-    // e00 to e20, then e00 again: an ID out of order, looked up among those the stream remembers.
-    s.gets.channels[0]!.push(...ids.map((n) => frame(`e${String(n).padStart(2, '0')}`, note(n))), frame('e00', note(0)), frame('e21', note(21)))
-    await until(() => countOf(s.delivered, 21) === 1)
+  ])(
+    'bounded in characters: with limits.dedupeBytes %i, an event replayed after 60 characters of newer event IDs is %s',
+    async (dedupeBytes, _what, deliveries) => {
+      const s = await setup(undefined, {limits: {dedupeBytes}})
+      const ids = Array.from({length: 21}, (_, n) => n)
+      // e00 to e20, then e00 again: an ID out of order, looked up among those the stream remembers.
+      s.gets.channels[0]!.push(
+        ...ids.map((n) => frame(`e${String(n).padStart(2, '0')}`, note(n))),
+        frame('e00', note(0)),
+        frame('e21', note(21)),
+      )
+      await until(() => countOf(s.delivered, 21) === 1)
 
-    expect(countOf(s.delivered, 0)).toBe(deliveries)
-    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual(deliveries === 1 ? [{type: 'duplicate-dropped', what: 'event', id: 'e00'}] : [])
-    expect(eventsOf(s.events, 'limit-exceeded').every((event) => event.limit === 'dedupeBytes' && event.max === dedupeBytes)).toBe(true)
-    expect(eventsOf(s.events, 'limit-exceeded').length > 0).toBe(deliveries === 2)
-    await s.client.close()
-  })
+      expect(countOf(s.delivered, 0)).toBe(deliveries)
+      expect(eventsOf(s.events, 'duplicate-dropped')).toEqual(
+        deliveries === 1 ? [{type: 'duplicate-dropped', what: 'event', id: 'e00'}] : [],
+      )
+      expect(
+        eventsOf(s.events, 'limit-exceeded').every(
+          (event) => event.limit === 'dedupeBytes' && event.max === dedupeBytes,
+        ),
+      ).toBe(true)
+      expect(eventsOf(s.events, 'limit-exceeded').length > 0).toBe(deliveries === 2)
+      await s.client.close()
+    },
+  )
 
   it('for any sequence of delivered and replayed event IDs on a stream, no message reaches the Client twice', async () => {
     // Each connection of the standalone stream carries a run of event IDs (repeats and replays included);
     // event ID n always carries notification n. Every notification sent must arrive exactly once.
-    const connections = fc.array(fc.array(fc.integer({min: 1, max: 12}), {minLength: 1, maxLength: 8}), {minLength: 1, maxLength: 5})
+    const connections = fc.array(fc.array(fc.integer({min: 1, max: 12}), {minLength: 1, maxLength: 8}), {
+      minLength: 1,
+      maxLength: 5,
+    })
     await fc.assert(
       fc.asyncProperty(connections, async (runs) => {
         network.resetHandlers()
@@ -276,7 +301,11 @@ describe('server request IDs across sessions', () => {
 })
 
 describe('progress of a request already answered', () => {
-  const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+  const progress = (token: unknown, n: number): object => ({
+    jsonrpc: '2.0',
+    method: 'notifications/progress',
+    params: {progressToken: token, progress: n},
+  })
 
   it.each([
     ['its own request ID as the token: renamed on the wire, and late progress is dropped', 500, 500, true],
@@ -288,15 +317,24 @@ describe('progress of a request already answered', () => {
       wire = {id: wireId, token: wireToken}
       return sse([frame('p1', progress(wireToken, 1)), frame('r', result(wireId))])
     })
-    await transport.send({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo', _meta: {progressToken: token}}})
+    await transport.send({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {name: 'echo', _meta: {progressToken: token}},
+    })
     await until(() => delivered.some((message) => 'id' in message && message.id === id))
     expect(wire!.id).not.toBe(id)
     expect(wire!.token).toBe(renamed ? wire!.id : token)
     gets.channels[0]!.push(frame(undefined, progress(wire!.token, 2)), frame(undefined, note(1)))
     await until(() => countOf(delivered, 1) === 1)
-    const progressDelivered = delivered.filter((message) => 'method' in message && message.method === 'notifications/progress')
+    const progressDelivered = delivered.filter(
+      (message) => 'method' in message && message.method === 'notifications/progress',
+    )
     expect(progressDelivered).toEqual(renamed ? [progress(token, 1)] : [progress(token, 1), progress(token, 2)])
-    expect(eventsOf(events, 'duplicate-dropped')).toEqual(renamed ? [{type: 'duplicate-dropped', what: 'progress', id: wire!.id}] : [])
+    expect(eventsOf(events, 'duplicate-dropped')).toEqual(
+      renamed ? [{type: 'duplicate-dropped', what: 'progress', id: wire!.id}] : [],
+    )
     await client.close()
   })
 })

@@ -7,7 +7,19 @@
 import {describe, expect, it, vi} from 'vitest'
 import {isTransportError, type AuthProvider} from '../../src/index.ts'
 import {until} from '../fixtures/client.ts'
-import {answerInitialize, body, endpoint, initialize, initialized, initializeResult, outcome, redirect, released, scripted, started} from '../fixtures/scripted-fetch.ts'
+import {
+  answerInitialize,
+  body,
+  endpoint,
+  initialize,
+  initialized,
+  initializeResult,
+  outcome,
+  redirect,
+  released,
+  scripted,
+  started,
+} from '../fixtures/scripted-fetch.ts'
 
 function expectError(error: unknown, code: string, message: string): void {
   expect(isTransportError(error), String(error)).toBe(true)
@@ -15,20 +27,52 @@ function expectError(error: unknown, code: string, message: string): void {
 }
 
 describe('a redirect the transport follows itself', () => {
-  const refused = (from: string, why: string): string => `POST ${from} was redirected (HTTP 307) ${why}: not followed (redirectPolicy 'same-origin')`
-  const elsewhere = (shown: string): string => `to another origin, ${shown}; add it to allowedRedirectOrigins to follow it with the whole request`
+  const refused = (from: string, why: string): string =>
+    `POST ${from} was redirected (HTTP 307) ${why}: not followed (redirectPolicy 'same-origin')`
+  const elsewhere = (shown: string): string =>
+    `to another origin, ${shown}; add it to allowedRedirectOrigins to follow it with the whole request`
 
   it.each([
     ['from http to https on the default ports of the same host', endpoint, 'https://mcp.test/mcp', undefined],
-    ['from http to https on another https port', endpoint, 'https://mcp.test:8443/mcp', elsewhere('https://mcp.test:8443/mcp')],
-    ['from http on a port of its own to https', 'http://mcp.test:8080/mcp', 'https://mcp.test/mcp', elsewhere('https://mcp.test/mcp')],
-    ['from http on port 443 to https', 'http://mcp.test:443/mcp', 'https://mcp.test/mcp', elsewhere('https://mcp.test/mcp')],
+    [
+      'from http to https on another https port',
+      endpoint,
+      'https://mcp.test:8443/mcp',
+      elsewhere('https://mcp.test:8443/mcp'),
+    ],
+    [
+      'from http on a port of its own to https',
+      'http://mcp.test:8080/mcp',
+      'https://mcp.test/mcp',
+      elsewhere('https://mcp.test/mcp'),
+    ],
+    [
+      'from http on port 443 to https',
+      'http://mcp.test:443/mcp',
+      'https://mcp.test/mcp',
+      elsewhere('https://mcp.test/mcp'),
+    ],
     ['from https down to http', 'https://mcp.test/mcp', 'http://mcp.test/mcp', elsewhere('http://mcp.test/mcp')],
-    ['from an endpoint of another scheme to https', 'ws://mcp.test/mcp', 'https://mcp.test/mcp', elsewhere('https://mcp.test/mcp')],
+    [
+      'from an endpoint of another scheme to https',
+      'ws://mcp.test/mcp',
+      'https://mcp.test/mcp',
+      elsewhere('https://mcp.test/mcp'),
+    ],
     ['from http to another scheme on the same host', endpoint, 'ws://mcp.test/mcp', elsewhere('ws://mcp.test/mcp')],
     ['from http to https of another host', endpoint, 'https://other.test/mcp', elsewhere('https://other.test/mcp')],
-    ['to a URL with a user name', endpoint, 'http://user@mcp.test/moved?q=1', 'to http://mcp.test/moved with credentials in the URL'],
-    ['to a URL with a password alone', endpoint, 'http://:secret@mcp.test/moved', 'to http://mcp.test/moved with credentials in the URL'],
+    [
+      'to a URL with a user name',
+      endpoint,
+      'http://user@mcp.test/moved?q=1',
+      'to http://mcp.test/moved with credentials in the URL',
+    ],
+    [
+      'to a URL with a password alone',
+      endpoint,
+      'http://:secret@mcp.test/moved',
+      'to http://mcp.test/moved with credentials in the URL',
+    ],
     ['to an invalid URL', endpoint, 'http://[::1/mcp', 'to an invalid URL'],
   ])('%s: %s → %s', async (_what, from, location, why) => {
     const {fetch, sent} = scripted((_sent, index) => (index === 0 ? redirect(307, location) : undefined))
@@ -88,7 +132,9 @@ describe('an answer the transport does not read', () => {
         return Promise.resolve()
       },
     }
-    const {fetch, sent} = scripted((_sent, index) => (index === 0 ? new Response(body('401'), {status: 401}) : undefined))
+    const {fetch, sent} = scripted((_sent, index) =>
+      index === 0 ? new Response(body('401'), {status: 401}) : undefined,
+    )
     const {transport} = await started({fetch, authProvider})
     await transport.send(initialize)
     expect(sent.map((request) => request.headers.get('authorization'))).toEqual(['Bearer stale', 'Bearer fresh'])
@@ -98,7 +144,10 @@ describe('an answer the transport does not read', () => {
 
   it('a 401 whose authorization flow fails is released, and the request rejects with the flow’s error', async () => {
     const refusal = new Error('the user said no')
-    const authProvider: AuthProvider = {token: () => Promise.resolve('stale'), onUnauthorized: () => Promise.reject(refusal)}
+    const authProvider: AuthProvider = {
+      token: () => Promise.resolve('stale'),
+      onUnauthorized: () => Promise.reject(refusal),
+    }
     const {fetch, sent} = scripted(() => new Response(body('401'), {status: 401}))
     const {transport} = await started({fetch, authProvider})
     expect(await outcome(transport.send(initialize))).toBe(refusal)
@@ -112,7 +161,11 @@ describe('a fetch that fails', () => {
   const failed = (why: string): string => `POST ${endpoint} failed: ${why}`
 
   it.each([
-    ['a network failure with its cause', new TypeError('fetch failed', {cause: new Error('connect ECONNREFUSED 127.0.0.1:9')}), 'fetch failed (connect ECONNREFUSED 127.0.0.1:9)'],
+    [
+      'a network failure with its cause',
+      new TypeError('fetch failed', {cause: new Error('connect ECONNREFUSED 127.0.0.1:9')}),
+      'fetch failed (connect ECONNREFUSED 127.0.0.1:9)',
+    ],
     ['a network failure without a cause', new TypeError('fetch failed'), 'fetch failed'],
     ['a network failure whose cause is no Error', new TypeError('fetch failed', {cause: 'reset'}), 'fetch failed'],
   ])('the fetch option failing with %s is a network error that says so', async (_what, thrown, why) => {
@@ -134,21 +187,26 @@ describe('a fetch that fails', () => {
   it.each([
     ['an Error', new Error('patched fetch broke'), 'patched fetch broke'],
     ['a string', 'patched fetch broke', 'patched fetch broke'],
-  ])('the global fetch failing with %s is a network error: only the app’s own fetch decides its errors', async (_what, thrown, why) => {
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a patched fetch may reject with anything
-    vi.stubGlobal('fetch', () => Promise.reject(thrown))
-    const {transport} = await started({})
-    const result = await outcome(transport.send(initialize))
-    expectError((result as Error).cause, 'network', failed(why))
-    await transport.close()
-  })
+  ])(
+    'the global fetch failing with %s is a network error: only the app’s own fetch decides its errors',
+    async (_what, thrown, why) => {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a patched fetch may reject with anything
+      vi.stubGlobal('fetch', () => Promise.reject(thrown))
+      const {transport} = await started({})
+      const result = await outcome(transport.send(initialize))
+      expectError((result as Error).cause, 'network', failed(why))
+      await transport.close()
+    },
+  )
 
   it('close() while a POST is on its way rejects it as aborted, not as a network failure', async () => {
     let fetching = false
     vi.stubGlobal('fetch', (_url: URL, init: RequestInit) => {
       fetching = true
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as fetch does: the signal's reason
-      return new Promise((_resolve, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)))
+      return new Promise((_resolve, reject) =>
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as fetch does: the signal's reason
+        init.signal!.addEventListener('abort', () => reject(init.signal!.reason)),
+      )
     })
     const {transport} = await started({})
     const sending = outcome(transport.send(initialize))
@@ -169,33 +227,51 @@ describe('an answer the transport refuses', () => {
   it.each([
     ['no body', () => null, 'POST initialize failed with HTTP 400', ''],
     ['a short body', () => 'bad request', 'POST initialize failed with HTTP 400: "bad request"', 'bad request'],
-    ['a body of 70 000 characters', () => 'x'.repeat(70_000), `POST initialize failed with HTTP 400: "${'x'.repeat(200)}…"`, 'x'.repeat(65_536)],
+    [
+      'a body of 70 000 characters',
+      () => 'x'.repeat(70_000),
+      `POST initialize failed with HTTP 400: "${'x'.repeat(200)}…"`,
+      'x'.repeat(65_536),
+    ],
     ['a body that fails to arrive', () => failing, 'POST initialize failed with HTTP 400', ''],
-  ])('a 400 with %s rejects with an http error quoting the start of the body, and keeps at most 64 KiB of it', async (_what, make, message, kept) => {
-    const {fetch} = scripted(() => new Response(make(), {status: 400}))
-    const {transport} = await started({fetch})
-    const result = await outcome(transport.send(initialize))
-    expectError(result, 'http', message)
-    expect(result).toMatchObject({status: 400, data: {status: 400, text: kept}})
-    await transport.close()
-  })
+  ])(
+    'a 400 with %s rejects with an http error quoting the start of the body, and keeps at most 64 KiB of it',
+    async (_what, make, message, kept) => {
+      const {fetch} = scripted(() => new Response(make(), {status: 400}))
+      const {transport} = await started({fetch})
+      const result = await outcome(transport.send(initialize))
+      expectError(result, 'http', message)
+      expect(result).toMatchObject({status: 400, data: {status: 400, text: kept}})
+      await transport.close()
+    },
+  )
 })
 
 describe('the content type of an answer', () => {
-  it.each(['application/json; charset=utf-8', 'application/json ; charset=utf-8', 'Application/JSON'])('%s is JSON: the answer is delivered', async (contentType) => {
-    const {fetch} = scripted((sent) => (sent.method === 'POST' ? answerInitialize(contentType) : undefined))
-    const {transport, messages} = await started({fetch})
-    await transport.send(initialize)
-    expect(messages).toEqual([{jsonrpc: '2.0', id: 0, result: initializeResult}])
-    await transport.close()
-  })
+  it.each(['application/json; charset=utf-8', 'application/json ; charset=utf-8', 'Application/JSON'])(
+    '%s is JSON: the answer is delivered',
+    async (contentType) => {
+      const {fetch} = scripted((sent) => (sent.method === 'POST' ? answerInitialize(contentType) : undefined))
+      const {transport, messages} = await started({fetch})
+      await transport.send(initialize)
+      expect(messages).toEqual([{jsonrpc: '2.0', id: 0, result: initializeResult}])
+      await transport.close()
+    },
+  )
 
-  it.each(['text/plain', 'application/json-seq'])('%s is not JSON, though the body is: the request may have run, and nothing is delivered', async (contentType) => {
-    const {fetch} = scripted((sent) => (sent.method === 'POST' ? answerInitialize(contentType) : undefined))
-    const {transport, messages} = await started({fetch})
-    const result = await outcome(transport.send(initialize))
-    expectError(result, 'outcome-unknown', `initialize 0 answered 200 with content type ${JSON.stringify(contentType)}: it may have run, and was not sent again`)
-    expect(messages).toEqual([])
-    await transport.close()
-  })
+  it.each(['text/plain', 'application/json-seq'])(
+    '%s is not JSON, though the body is: the request may have run, and nothing is delivered',
+    async (contentType) => {
+      const {fetch} = scripted((sent) => (sent.method === 'POST' ? answerInitialize(contentType) : undefined))
+      const {transport, messages} = await started({fetch})
+      const result = await outcome(transport.send(initialize))
+      expectError(
+        result,
+        'outcome-unknown',
+        `initialize 0 answered 200 with content type ${JSON.stringify(contentType)}: it may have run, and was not sent again`,
+      )
+      expect(messages).toEqual([])
+      await transport.close()
+    },
+  )
 })

@@ -55,7 +55,9 @@ describe('failure 2: an event ID that outlived its session', () => {
     const error = await call
     expect(codeOf(error)).toBe('session-expired')
     const resumes = mock.requests('GET').filter((entry) => entry.lastEventId !== undefined)
-    expect(resumes).toEqual([expect.objectContaining({sessionId, status: 404, lastEventId: expect.stringMatching(/^p\d+_\d+$/)})])
+    expect(resumes).toEqual([
+      expect.objectContaining({sessionId, status: 404, lastEventId: expect.stringMatching(/^p\d+_\d+$/)}),
+    ])
     expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
     expect(transport.sessionId).toBeUndefined()
     expect(errors.filter((reported) => reported.message.includes('expired'))).toHaveLength(1)
@@ -139,10 +141,16 @@ describe('a session that expires under calls sent at once', () => {
         return mock.handle(request)
       }),
     )
-    const calls = await Promise.all([client.callTool({name: 'echo'}), client.callTool({name: 'echo'})].map((call) => call.catch((error: unknown) => error)))
+    const calls = await Promise.all(
+      [client.callTool({name: 'echo'}), client.callTool({name: 'echo'})].map((call) =>
+        call.catch((error: unknown) => error),
+      ),
+    )
     expect(calls.map(codeOf)).toEqual(['session-expired', 'session-expired'])
     expect(mock.requests('POST', 'tools/call').map((entry) => entry.status)).toEqual([404, 404])
-    expect(eventsOf(events, 'session-expired')).toEqual([{type: 'session-expired', sessionId: 'session-1', settledRequests: 1}])
+    expect(eventsOf(events, 'session-expired')).toEqual([
+      {type: 'session-expired', sessionId: 'session-1', settledRequests: 1},
+    ])
     expect(errors).toEqual([])
     await client.close()
   })

@@ -8,7 +8,15 @@ import {getEventListeners} from 'node:events'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {MemoryStore, ResumableHTTPClientTransport, type JournaledCall, type JsonRpcId, type JsonValue, type ResumableHTTPClientTransportOptions, type TransportEvent} from '../../src/index.ts'
+import {
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  type JournaledCall,
+  type JsonRpcId,
+  type JsonValue,
+  type ResumableHTTPClientTransportOptions,
+  type TransportEvent,
+} from '../../src/index.ts'
 import {digestArguments} from '../../src/journal.ts'
 import {connect, dieMidCall, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
@@ -16,7 +24,11 @@ import {frame, sse} from '../fixtures/wire.ts'
 
 const namespace = 'mcp-resumable-http:http://mcp.test/mcp'
 
-type Answer = (request: {id: JsonRpcId; method: string; params: Record<string, unknown>}) => Response | Promise<Response>
+type Answer = (request: {
+  id: JsonRpcId
+  method: string
+  params: Record<string, unknown>
+}) => Response | Promise<Response>
 
 /** Every POST of a request goes to `answer`; a notification or an answer of the Client is taken with 202, a GET with 405. */
 function serve(answer: Answer): {posted: {id: JsonRpcId; method: string; params: Record<string, unknown>}[]} {
@@ -35,7 +47,11 @@ function serve(answer: Answer): {posted: {id: JsonRpcId; method: string; params:
 }
 
 const json = (message: object): Response => Response.json(message)
-const toolResult = (id: JsonRpcId, text = 'ok'): object => ({jsonrpc: '2.0', id, result: {content: [{type: 'text', text}]}})
+const toolResult = (id: JsonRpcId, text = 'ok'): object => ({
+  jsonrpc: '2.0',
+  id,
+  result: {content: [{type: 'text', text}]},
+})
 
 interface Opened {
   transport: ResumableHTTPClientTransport
@@ -49,23 +65,45 @@ async function open(options: ResumableHTTPClientTransportOptions = {}): Promise<
   const events: TransportEvent[] = []
   const received: JSONRPCMessage[] = []
   const errors: Error[] = []
-  const transport = new ResumableHTTPClientTransport(new URL(url), {reconnect: {minDelayMs: 1, maxDelayMs: 5, maxAttempts: 2}, callJournal: true, ...options, onEvent: (event) => events.push(event)})
+  const transport = new ResumableHTTPClientTransport(new URL(url), {
+    reconnect: {minDelayMs: 1, maxDelayMs: 5, maxAttempts: 2},
+    callJournal: true,
+    ...options,
+    onEvent: (event) => events.push(event),
+  })
   transport.onmessage = (message) => received.push(message)
   transport.onerror = (error) => errors.push(error)
   await transport.start()
   return {transport, events, received, errors}
 }
 
-const call = (id: JsonRpcId, params: Record<string, unknown> = {name: 'echo', arguments: {}}): JSONRPCMessage => ({jsonrpc: '2.0', id, method: 'tools/call', params})
-const changes = (events: TransportEvent[]): JournaledCall[] => eventsOf(events, 'call-changed').map((event) => event.call)
+const call = (id: JsonRpcId, params: Record<string, unknown> = {name: 'echo', arguments: {}}): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params,
+})
+const changes = (events: TransportEvent[]): JournaledCall[] =>
+  eventsOf(events, 'call-changed').map((event) => event.call)
 
 /** The stored record of each journaled call, by call ID. */
 async function records(store: MemoryStore): Promise<Map<string, Record<string, JsonValue>>> {
   const keys = await store.list(`${namespace}#call:`)
-  return new Map(await Promise.all(keys.map(async (key) => [key.slice(`${namespace}#call:`.length), (await store.get(key)) as Record<string, JsonValue>] as const)))
+  return new Map(
+    await Promise.all(
+      keys.map(
+        async (key) =>
+          [key.slice(`${namespace}#call:`.length), (await store.get(key)) as Record<string, JsonValue>] as const,
+      ),
+    ),
+  )
 }
 
-const progress = (token: unknown, value: unknown = 1, method = 'notifications/progress'): object => ({jsonrpc: '2.0', method, params: {progressToken: token, progress: value, total: 2, message: 'half'}})
+const progress = (token: unknown, value: unknown = 1, method = 'notifications/progress'): object => ({
+  jsonrpc: '2.0',
+  method,
+  params: {progressToken: token, progress: value, total: 2, message: 'half'},
+})
 
 describe('the call journal, message by message', () => {
   it('journals only a tools/call request: a tools/call notification and other requests are not journaled', async () => {
@@ -94,17 +132,29 @@ describe('the call journal, message by message', () => {
     ['a string of its own', 'tok', () => 'tok', true],
     ['a number of its own', 777, () => 777, true],
     ['no string nor number (an object)', {}, () => undefined, false],
-  ] as const)('a progress token that is %s is stored and its progress recorded: %s', async (_what, token, stored, tracked) => {
-    const store = new RecordingStore()
-    serve(({id, params}) => sse([frame(undefined, progress((params['_meta'] as {progressToken: unknown}).progressToken)), frame(undefined, toolResult(id))]))
-    const {transport, events, received} = await open({store})
-    await transport.send(call('c1', {name: 'slow', _meta: {progressToken: token}}))
-    await until(() => received.length === 2)
-    const [first] = store.writes.filter((write) => write.key.includes('#call:'))
-    expect((first!.value as Record<string, JsonValue>)['progressToken']).toEqual(stored(changes(events)[0]!.wireId))
-    expect(changes(events).map((c) => c.progress)).toEqual(tracked ? [undefined, {progress: 1, total: 2, message: 'half'}, {progress: 1, total: 2, message: 'half'}] : [undefined, undefined])
-    await transport.close()
-  })
+  ] as const)(
+    'a progress token that is %s is stored and its progress recorded: %s',
+    async (_what, token, stored, tracked) => {
+      const store = new RecordingStore()
+      serve(({id, params}) =>
+        sse([
+          frame(undefined, progress((params['_meta'] as {progressToken: unknown}).progressToken)),
+          frame(undefined, toolResult(id)),
+        ]),
+      )
+      const {transport, events, received} = await open({store})
+      await transport.send(call('c1', {name: 'slow', _meta: {progressToken: token}}))
+      await until(() => received.length === 2)
+      const [first] = store.writes.filter((write) => write.key.includes('#call:'))
+      expect((first!.value as Record<string, JsonValue>)['progressToken']).toEqual(stored(changes(events)[0]!.wireId))
+      expect(changes(events).map((c) => c.progress)).toEqual(
+        tracked
+          ? [undefined, {progress: 1, total: 2, message: 'half'}, {progress: 1, total: 2, message: 'half'}]
+          : [undefined, undefined],
+      )
+      await transport.close()
+    },
+  )
 
   it.each([
     ['another method', progress('tok', 1, 'notifications/message')],
@@ -128,8 +178,14 @@ describe('the call journal, message by message', () => {
 describe('the call journal: answers, tasks and rounds', () => {
   it.each([
     ['a JSON-RPC error', (id: JsonRpcId) => ({jsonrpc: '2.0', id, error: {code: -32000, message: 'no'}})],
-    ['a result that names a taskId but is no task', (id: JsonRpcId) => ({jsonrpc: '2.0', id, result: {content: [], taskId: 't1'}})],
-    ['a task result without its taskId', (id: JsonRpcId) => ({jsonrpc: '2.0', id, result: {content: [], resultType: 'task'}})],
+    [
+      'a result that names a taskId but is no task',
+      (id: JsonRpcId) => ({jsonrpc: '2.0', id, result: {content: [], taskId: 't1'}}),
+    ],
+    [
+      'a task result without its taskId',
+      (id: JsonRpcId) => ({jsonrpc: '2.0', id, result: {content: [], resultType: 'task'}}),
+    ],
   ])('an answer that is %s is delivered, and the call goes', async (_what, answer) => {
     const store = new MemoryStore()
     const {posted} = serve(({id}) => json(answer(id)))
@@ -145,40 +201,63 @@ describe('the call journal: answers, tasks and rounds', () => {
   it.each([
     ['as the server named it', {status: 'submitted'}, 'submitted'],
     ['working when the server named none', {}, 'working'],
-  ])('a task handle is stored with its status %s, polled with tasks/get until it completes, and kept until forgotten', async (_what, handle, status) => {
-    const store = new MemoryStore()
-    const polls: JsonValue[] = [
-      {status: 'working', statusMessage: 'step 1', pollIntervalMs: 1},
-      {status: 'completed', result: {content: [{type: 'text', text: 'done'}]}},
-    ]
-    const {posted} = serve(({id, method}) => json({jsonrpc: '2.0', id, result: method === 'tools/call' ? {resultType: 'task', taskId: 't1', pollIntervalMs: 1, ...handle} : polls.shift()}))
-    const {transport, events, received, errors} = await open({store})
-    await transport.send(call(1))
-    await until(() => received.length === 1)
-    const [entry] = transport.calls.list()
-    const done = await transport.calls.wait(entry!.callId, AbortSignal.timeout(3000))
-    expect(done).toMatchObject({state: 'completed', result: {content: [{type: 'text', text: 'done'}]}, task: {taskId: 't1', status: 'working', statusMessage: 'step 1', pollIntervalMs: 1}})
-    expect(changes(events).map((c) => [c.state, c.task?.taskId, c.task?.status])).toEqual([
-      ['sent', undefined, undefined],
-      ['task', 't1', status],
-      ['task', 't1', 'working'],
-      ['completed', 't1', 'working'],
-    ])
-    expect(posted.map((request) => [request.method, request.params['taskId']])).toEqual([
-      ['tools/call', undefined],
-      ['tasks/get', 't1'],
-      ['tasks/get', 't1'],
-    ])
-    await transport.close()
-    const record = (await records(store)).get(entry!.callId)
-    expect(record).toMatchObject({state: 'completed', task: {taskId: 't1'}})
-    expect(record).not.toHaveProperty('inherited')
-    expect(errors).toEqual([])
-  })
+  ])(
+    'a task handle is stored with its status %s, polled with tasks/get until it completes, and kept until forgotten',
+    async (_what, handle, status) => {
+      const store = new MemoryStore()
+      const polls: JsonValue[] = [
+        {status: 'working', statusMessage: 'step 1', pollIntervalMs: 1},
+        {status: 'completed', result: {content: [{type: 'text', text: 'done'}]}},
+      ]
+      const {posted} = serve(({id, method}) =>
+        json({
+          jsonrpc: '2.0',
+          id,
+          result:
+            method === 'tools/call' ? {resultType: 'task', taskId: 't1', pollIntervalMs: 1, ...handle} : polls.shift(),
+        }),
+      )
+      const {transport, events, received, errors} = await open({store})
+      await transport.send(call(1))
+      await until(() => received.length === 1)
+      const [entry] = transport.calls.list()
+      const done = await transport.calls.wait(entry!.callId, AbortSignal.timeout(3000))
+      expect(done).toMatchObject({
+        state: 'completed',
+        result: {content: [{type: 'text', text: 'done'}]},
+        task: {taskId: 't1', status: 'working', statusMessage: 'step 1', pollIntervalMs: 1},
+      })
+      expect(changes(events).map((c) => [c.state, c.task?.taskId, c.task?.status])).toEqual([
+        ['sent', undefined, undefined],
+        ['task', 't1', status],
+        ['task', 't1', 'working'],
+        ['completed', 't1', 'working'],
+      ])
+      expect(posted.map((request) => [request.method, request.params['taskId']])).toEqual([
+        ['tools/call', undefined],
+        ['tasks/get', 't1'],
+        ['tasks/get', 't1'],
+      ])
+      await transport.close()
+      const record = (await records(store)).get(entry!.callId)
+      expect(record).toMatchObject({state: 'completed', task: {taskId: 't1'}})
+      expect(record).not.toHaveProperty('inherited')
+      expect(errors).toEqual([])
+    },
+  )
 
   it('stops polling a task the app forgets, with nothing reported, and wakes who waits on it with the call as it last was', async () => {
     const store = new MemoryStore()
-    const {posted} = serve(({id, method}) => json({jsonrpc: '2.0', id, result: method === 'tools/call' ? {resultType: 'task', taskId: 't1', status: 'working', pollIntervalMs: 1} : {status: 'working', pollIntervalMs: 1}}))
+    const {posted} = serve(({id, method}) =>
+      json({
+        jsonrpc: '2.0',
+        id,
+        result:
+          method === 'tools/call'
+            ? {resultType: 'task', taskId: 't1', status: 'working', pollIntervalMs: 1}
+            : {status: 'working', pollIntervalMs: 1},
+      }),
+    )
     const {transport, received, errors} = await open({store})
     await transport.send(call(1))
     await until(() => received.length === 1 && posted.length >= 3)
@@ -196,7 +275,18 @@ describe('the call journal: answers, tasks and rounds', () => {
   it('polls its task again when the transport is started again after close(), and keeps its own view of the call', async () => {
     const store = new MemoryStore()
     let closed = false
-    const {posted} = serve(({id, method}) => json({jsonrpc: '2.0', id, result: method === 'tools/call' ? {resultType: 'task', taskId: 't1', status: 'working', pollIntervalMs: 1} : closed ? {status: 'completed', result: {content: []}} : {status: 'working', pollIntervalMs: 1}}))
+    const {posted} = serve(({id, method}) =>
+      json({
+        jsonrpc: '2.0',
+        id,
+        result:
+          method === 'tools/call'
+            ? {resultType: 'task', taskId: 't1', status: 'working', pollIntervalMs: 1}
+            : closed
+              ? {status: 'completed', result: {content: []}}
+              : {status: 'working', pollIntervalMs: 1},
+      }),
+    )
     const {transport, received, errors} = await open({store})
     await transport.send(call(1))
     await until(() => received.length === 1 && posted.length >= 2)
@@ -205,7 +295,9 @@ describe('the call journal: answers, tasks and rounds', () => {
     closed = true
     await transport.start()
     expect(transport.calls.list()).toEqual([expect.objectContaining({callId: entry!.callId, inherited: false})])
-    await expect(transport.calls.wait(entry!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'completed'})
+    await expect(transport.calls.wait(entry!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({
+      state: 'completed',
+    })
     await transport.close()
     expect((await records(store)).get(entry!.callId)).toMatchObject({state: 'completed'})
     expect(errors).toEqual([])
@@ -220,9 +312,24 @@ describe('the call journal: answers, tasks and rounds', () => {
 function askOnce(state: unknown = 'rs', late?: string): void {
   serve(({id, params}) => {
     const token = (params['_meta'] as {progressToken?: unknown} | undefined)?.progressToken
-    const answer = params['inputResponses'] === undefined ? {jsonrpc: '2.0', id, result: {resultType: 'input_required', inputRequests: {ok: {method: 'elicitation/create'}}, ...(state === null ? {} : {requestState: state})}} : toolResult(id)
+    const answer =
+      params['inputResponses'] === undefined
+        ? {
+            jsonrpc: '2.0',
+            id,
+            result: {
+              resultType: 'input_required',
+              inputRequests: {ok: {method: 'elicitation/create'}},
+              ...(state === null ? {} : {requestState: state}),
+            },
+          }
+        : toolResult(id)
     if (token === undefined) return json(answer)
-    return sse([...(late === undefined ? [] : [frame(undefined, progress(late, 5))]), frame(undefined, progress(token)), frame(undefined, answer)])
+    return sse([
+      ...(late === undefined ? [] : [frame(undefined, progress(late, 5))]),
+      frame(undefined, progress(token)),
+      frame(undefined, answer),
+    ])
   })
 }
 
@@ -234,8 +341,14 @@ describe('the call journal: input_required rounds', () => {
     await transport.send(call(1, {name: 'deploy', arguments: {env: 'prod'}}))
     await until(() => received.length === 1)
     const [round] = transport.calls.list()
-    expect(round).toMatchObject({state: 'input-required', resume: {requestState: 'rs'}, inputRequests: {ok: {method: 'elicitation/create'}}})
-    await transport.send(call(2, {name: 'deploy', arguments: {env: 'prod'}, requestState: 'rs', inputResponses: {ok: {action: 'accept'}}}))
+    expect(round).toMatchObject({
+      state: 'input-required',
+      resume: {requestState: 'rs'},
+      inputRequests: {ok: {method: 'elicitation/create'}},
+    })
+    await transport.send(
+      call(2, {name: 'deploy', arguments: {env: 'prod'}, requestState: 'rs', inputResponses: {ok: {action: 'accept'}}}),
+    )
     await until(() => received.length === 2)
     expect(changes(events).map((c) => [c.callId, c.state, c.clientId])).toEqual([
       [round!.callId, 'sent', 1],
@@ -251,7 +364,11 @@ describe('the call journal: input_required rounds', () => {
     ['other arguments', 'rs', {name: 'deploy', arguments: {env: 'dev'}, requestState: 'rs', inputResponses: {}}],
     ['another requestState', 'rs', {name: 'deploy', arguments: {env: 'prod'}, requestState: 'rs2', inputResponses: {}}],
     ['neither requestState nor answers', 'rs', {name: 'deploy', arguments: {env: 'prod'}}],
-    ['neither requestState nor answers, though the round named no state', null, {name: 'deploy', arguments: {env: 'prod'}}],
+    [
+      'neither requestState nor answers, though the round named no state',
+      null,
+      {name: 'deploy', arguments: {env: 'prod'}},
+    ],
   ])('a tools/call of %s is a call of its own, and the round waits on', async (_what, state, params) => {
     askOnce(state)
     const {transport, events, received} = await open()
@@ -298,7 +415,12 @@ describe('the call journal: input_required rounds', () => {
 
   it("does not take an answer to a round's earlier leg for the call's answer", async () => {
     serve(({id, params}) =>
-      params['inputResponses'] === undefined ? json({jsonrpc: '2.0', id, result: {resultType: 'input_required', requestState: 'rs'}}) : sse([frame(undefined, {jsonrpc: '2.0', id: 0, result: {resultType: 'input_required', requestState: 'stale'}}), frame(undefined, toolResult(id))]),
+      params['inputResponses'] === undefined
+        ? json({jsonrpc: '2.0', id, result: {resultType: 'input_required', requestState: 'rs'}})
+        : sse([
+            frame(undefined, {jsonrpc: '2.0', id: 0, result: {resultType: 'input_required', requestState: 'stale'}}),
+            frame(undefined, toolResult(id)),
+          ]),
     )
     const {transport, events, received} = await open()
     await transport.send(call(1, {name: 'deploy'}))
@@ -319,7 +441,9 @@ describe('the call journal: input_required rounds', () => {
     const {transport, events, received} = await open()
     await transport.send(call(1, {name: 'deploy', _meta: {progressToken: 'first'}}))
     await until(() => received.length === 3)
-    await transport.send(call(2, {name: 'deploy', requestState: 'rs', inputResponses: {}, _meta: {progressToken: 'second'}}))
+    await transport.send(
+      call(2, {name: 'deploy', requestState: 'rs', inputResponses: {}, _meta: {progressToken: 'second'}}),
+    )
     await until(() => received.length === 6)
     expect(changes(events).map((c) => [c.state, c.progress?.progress])).toEqual([
       ['sent', undefined],
@@ -336,7 +460,18 @@ describe('the call journal: input_required rounds', () => {
 
 /** A call record as a previous process stored it: `callId` names it (and orders it: stores list keys in order). */
 function stored(callId: string, fields: Record<string, JsonValue> = {}): Record<string, JsonValue> {
-  return {callId, method: 'tools/call', name: 'echo', argumentsDigest: 'd', clientId: 1, wireId: Number(callId.slice(-1)), era: 'legacy', state: 'completed', startedAt: 1, ...fields}
+  return {
+    callId,
+    method: 'tools/call',
+    name: 'echo',
+    argumentsDigest: 'd',
+    clientId: 1,
+    wireId: Number(callId.slice(-1)),
+    era: 'legacy',
+    state: 'completed',
+    startedAt: 1,
+    ...fields,
+  }
 }
 
 async function storeOf(...values: Record<string, JsonValue>[]): Promise<MemoryStore> {
@@ -351,7 +486,10 @@ const chars = (value: object): number => JSON.stringify(value).length
 describe("the call journal: a previous process's calls", () => {
   it('lists a settled call as it was, tells it in a call-changed event, and does not poll a completed task again', async () => {
     const {posted} = serve(({id}) => json(toolResult(id)))
-    const store = await storeOf(stored('call-1', {state: 'completed', task: {taskId: 't1', status: 'working'}, result: {content: []}}), stored('call-2', {state: 'failed', error: {code: 1}}))
+    const store = await storeOf(
+      stored('call-1', {state: 'completed', task: {taskId: 't1', status: 'working'}, result: {content: []}}),
+      stored('call-2', {state: 'failed', error: {code: 1}}),
+    )
     const {transport, events} = await open({store})
     expect(changes(events).map((c) => [c.callId, c.state, c.inherited])).toEqual([
       ['call-1', 'completed', true],
@@ -364,31 +502,41 @@ describe("the call journal: a previous process's calls", () => {
   })
 
   it.each([
-    ['a 2026-07-28 call, whatever session it names', {era: 'modern', sessionId: 'session-1'}, 'its process ended before the answer, and a 2026-07-28 answer lives only on its own stream'],
+    [
+      'a 2026-07-28 call, whatever session it names',
+      {era: 'modern', sessionId: 'session-1'},
+      'its process ended before the answer, and a 2026-07-28 answer lives only on its own stream',
+    ],
     ['a legacy call of another session', {sessionId: 'session-0'}, noStream],
-  ])('settles %s outcome-unknown when it loads, though a stream of its wire ID is resumed', async (_what, fields, reason) => {
-    useMock()
-    const store = new MemoryStore()
-    const before = await dieMidCall(store, 2, {callJournal: true})
-    const [call] = before.transport.calls.list()
-    const key = `${namespace}#call:${call!.callId}`
-    await store.set(key, {...((await store.get(key)) as Record<string, JsonValue>), ...fields})
-    const after = await open({store})
-    expect(changes(after.events)[0]).toMatchObject({callId: call!.callId, state: 'outcome-unknown', reason})
-    await after.transport.close()
-  })
+  ])(
+    'settles %s outcome-unknown when it loads, though a stream of its wire ID is resumed',
+    async (_what, fields, reason) => {
+      useMock()
+      const store = new MemoryStore()
+      const before = await dieMidCall(store, 2, {callJournal: true})
+      const [call] = before.transport.calls.list()
+      const key = `${namespace}#call:${call!.callId}`
+      await store.set(key, {...((await store.get(key)) as Record<string, JsonValue>), ...fields})
+      const after = await open({store})
+      expect(changes(after.events)[0]).toMatchObject({callId: call!.callId, state: 'outcome-unknown', reason})
+      await after.transport.close()
+    },
+  )
 
   it.each([
     ['a GET answered 204 ends it', 204, 'its stream ended (ended-by-server)'],
     ['a GET answered 404 ends its session', 404, 'its session expired'],
-  ])("settles a call whose stream it resumes outcome-unknown when %s", async (_what, status, reason) => {
+  ])('settles a call whose stream it resumes outcome-unknown when %s', async (_what, status, reason) => {
     const mock = useMock()
     const store = new MemoryStore()
     const before = await dieMidCall(store, 2, {callJournal: true})
     const [call] = before.transport.calls.list()
     interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status})))
     const after = await open({store})
-    await expect(after.transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'outcome-unknown', reason})
+    await expect(after.transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({
+      state: 'outcome-unknown',
+      reason,
+    })
     await after.transport.close()
   })
 
@@ -403,7 +551,20 @@ describe("the call journal: a previous process's calls", () => {
       const {transport, events} = await open({store, limits: {callBytes, maxCalls: 2}})
       await transport.close()
       const evicted = callBytes < chars(first) + settled
-      expect(eventsOf(events, 'limit-exceeded')).toEqual(evicted ? [{type: 'limit-exceeded', limit: 'callBytes', size: chars(first) + settled, max: callBytes, stream: undefined, requestId: 1}] : [])
+      expect(eventsOf(events, 'limit-exceeded')).toEqual(
+        evicted
+          ? [
+              {
+                type: 'limit-exceeded',
+                limit: 'callBytes',
+                size: chars(first) + settled,
+                max: callBytes,
+                stream: undefined,
+                requestId: 1,
+              },
+            ]
+          : [],
+      )
       expect([...(await records(store)).keys()]).toEqual(evicted ? ['call-2'] : ['call-1', 'call-2'])
     }
   })
@@ -416,7 +577,20 @@ describe("the call journal: a previous process's calls", () => {
       const {transport, events} = await open({store, limits: {callBytes}})
       await transport.close()
       const tooLarge = callBytes < settled
-      expect(eventsOf(events, 'limit-exceeded')).toEqual(tooLarge ? [{type: 'limit-exceeded', limit: 'callBytes', size: settled, max: callBytes, stream: undefined, requestId: 1}] : [])
+      expect(eventsOf(events, 'limit-exceeded')).toEqual(
+        tooLarge
+          ? [
+              {
+                type: 'limit-exceeded',
+                limit: 'callBytes',
+                size: settled,
+                max: callBytes,
+                stream: undefined,
+                requestId: 1,
+              },
+            ]
+          : [],
+      )
       expect(transport.calls.list()).toEqual([expect.objectContaining({callId: 'call-1', state: 'outcome-unknown'})])
       expect([...(await records(store)).keys()]).toEqual(tooLarge ? [] : ['call-1'])
     }
@@ -426,12 +600,18 @@ describe("the call journal: a previous process's calls", () => {
 describe('the call journal: maxCalls', () => {
   it('evicts the oldest settled call first, never the call that changed, though an older one waits on', async () => {
     const {posted} = serve(({id}) => json({jsonrpc: '2.0', id, result: {status: 'completed', result: {content: []}}}))
-    const store = await storeOf(stored('call-1', {state: 'input-required', resume: {requestState: 'rs'}}), stored('call-2', {state: 'task', task: {taskId: 't2', status: 'working', pollIntervalMs: 1}}), stored('call-3'))
+    const store = await storeOf(
+      stored('call-1', {state: 'input-required', resume: {requestState: 'rs'}}),
+      stored('call-2', {state: 'task', task: {taskId: 't2', status: 'working', pollIntervalMs: 1}}),
+      stored('call-3'),
+    )
     const {transport, events} = await open({store, limits: {maxCalls: 2}})
     await expect(transport.calls.wait('call-2', AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'completed'})
     expect(posted.map((request) => request.method)).toEqual(['tasks/get'])
     expect(transport.calls.list().map((c) => c.callId)).toEqual(['call-1', 'call-2'])
-    expect(eventsOf(events, 'limit-exceeded')).toEqual([{type: 'limit-exceeded', limit: 'maxCalls', size: 3, max: 2, stream: undefined, requestId: 3}])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([
+      {type: 'limit-exceeded', limit: 'maxCalls', size: 3, max: 2, stream: undefined, requestId: 3},
+    ])
     await transport.close()
     expect([...(await records(store)).keys()]).toEqual(['call-1', 'call-2'])
   })
@@ -442,8 +622,14 @@ describe('the call journal: maxCalls', () => {
     const {transport, events} = await open({store, limits: {maxCalls: 1}})
     const waiting = transport.calls.wait('call-1')
     await transport.send(call(1))
-    await expect(waiting).resolves.toMatchObject({callId: 'call-1', state: 'outcome-unknown', reason: 'evicted from the call journal (limits.maxCalls, limits.callBytes)'})
-    expect(eventsOf(events, 'limit-exceeded')).toEqual([{type: 'limit-exceeded', limit: 'maxCalls', size: 2, max: 1, stream: undefined, requestId: 1}])
+    await expect(waiting).resolves.toMatchObject({
+      callId: 'call-1',
+      state: 'outcome-unknown',
+      reason: 'evicted from the call journal (limits.maxCalls, limits.callBytes)',
+    })
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([
+      {type: 'limit-exceeded', limit: 'maxCalls', size: 2, max: 1, stream: undefined, requestId: 1},
+    ])
     expect(transport.calls.list()).toEqual([expect.objectContaining({clientId: 1, state: 'sent'})])
     await transport.close()
   })
@@ -460,13 +646,23 @@ describe('the call journal: calls.wait and calls.forget', () => {
   })
 
   it('wait() rejects at once for a signal already aborted, and leaves no listener on a signal once it settled or aborted', async () => {
-    const store = await storeOf(stored('call-1', {state: 'input-required'}), stored('call-2', {state: 'input-required'}))
+    const store = await storeOf(
+      stored('call-1', {state: 'input-required'}),
+      stored('call-2', {state: 'input-required'}),
+    )
     const {transport} = await open({store})
     const stopped = AbortSignal.abort(new Error('stop'))
-    await expect(transport.calls.wait('call-1', stopped)).rejects.toMatchObject({code: 'aborted', cause: stopped.reason})
+    await expect(transport.calls.wait('call-1', stopped)).rejects.toMatchObject({
+      code: 'aborted',
+      cause: stopped.reason,
+    })
     const settles = new AbortController()
     const aborts = new AbortController()
-    const waiting = [transport.calls.wait('call-1', settles.signal), transport.calls.wait('call-1'), transport.calls.wait('call-2', aborts.signal)]
+    const waiting = [
+      transport.calls.wait('call-1', settles.signal),
+      transport.calls.wait('call-1'),
+      transport.calls.wait('call-2', aborts.signal),
+    ]
     aborts.abort()
     await expect(waiting[2]).rejects.toMatchObject({code: 'aborted'})
     await transport.calls.forget('call-1')
@@ -490,7 +686,10 @@ describe('the call journal: calls.wait never waits for ever', () => {
     await transport.close()
     // Kept for the next process, which learns how it ended; this one can tell nothing more.
     await expect(pending).rejects.toMatchObject({code: 'aborted', message: 'The transport was closed'})
-    await expect(transport.calls.wait(endless!.callId)).rejects.toMatchObject({code: 'aborted', message: 'The transport was closed'})
+    await expect(transport.calls.wait(endless!.callId)).rejects.toMatchObject({
+      code: 'aborted',
+      message: 'The transport was closed',
+    })
     expect(transport.calls.list()).toEqual([expect.objectContaining({callId: endless!.callId, state: 'sent'})])
   })
 })
@@ -502,7 +701,9 @@ describe('the call journal: calls the transport settles', () => {
     const {transport, events, received} = await open({store})
     await transport.send(call(1))
     await until(() => received.length === 1)
-    expect(eventsOf(events, 'request-settled')).toEqual([expect.objectContaining({requestId: 1, code: 'outcome-unknown'})])
+    expect(eventsOf(events, 'request-settled')).toEqual([
+      expect.objectContaining({requestId: 1, code: 'outcome-unknown'}),
+    ])
     await until(() => changes(events).length === 2)
     expect(changes(events).map((c) => c.state)).toEqual(['sent', 'delivered'])
     await transport.close()
@@ -521,7 +722,11 @@ describe('the call journal: calls the transport settles', () => {
 })
 
 describe('the call journal: cancellations', () => {
-  const cancel = (requestId: JsonRpcId): JSONRPCMessage => ({jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId}})
+  const cancel = (requestId: JsonRpcId): JSONRPCMessage => ({
+    jsonrpc: '2.0',
+    method: 'notifications/cancelled',
+    params: {requestId},
+  })
 
   it('lets a call go when the Client cancels it, and nothing else: a cancelled request it does not journal, a round already answered', async () => {
     askOnce()
@@ -572,9 +777,14 @@ describe("the call journal: a previous process's call on its resumed stream", ()
     const before = await dieMidCall(store, 2, {callJournal: true})
     const [call] = before.transport.calls.list()
     const error = {code: -32000, message: 'boom'}
-    interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : sse([frame('e1', {jsonrpc: '2.0', id: call!.wireId, error})])))
+    interceptGets(mock, (get) =>
+      get.lastEventId === undefined ? undefined : sse([frame('e1', {jsonrpc: '2.0', id: call!.wireId, error})]),
+    )
     const {transport} = await open({store})
-    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'failed', error})
+    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({
+      state: 'failed',
+      error,
+    })
     await transport.close()
   })
 
@@ -593,10 +803,20 @@ describe("the call journal: a previous process's call on its resumed stream", ()
     const {mock, store, call} = await leftWithASettledCall()
     interceptGets(mock, (get) => (get.lastEventId === undefined ? new Response(null, {status: 405}) : undefined))
     const {transport, events} = await open({store})
-    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'completed'})
-    expect(eventsOf(events, 'stream-closed')).toContainEqual(expect.objectContaining({stream: 'standalone', reason: 'not-offered'}))
+    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({
+      state: 'completed',
+    })
+    expect(eventsOf(events, 'stream-closed')).toContainEqual(
+      expect.objectContaining({stream: 'standalone', reason: 'not-offered'}),
+    )
     // Its progress comes as it ran on: 'sent' until its answer, never outcome-unknown.
-    expect(new Set(changes(events).filter((c) => c.callId === call!.callId).map((c) => c.state))).toEqual(new Set(['sent', 'completed']))
+    expect(
+      new Set(
+        changes(events)
+          .filter((c) => c.callId === call!.callId)
+          .map((c) => c.state),
+      ),
+    ).toEqual(new Set(['sent', 'completed']))
     await transport.close()
   })
 
@@ -604,7 +824,10 @@ describe("the call journal: a previous process's call on its resumed stream", ()
     const {mock, store, call} = await leftWithASettledCall()
     interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status: 404})))
     const {transport} = await open({store})
-    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({state: 'outcome-unknown', reason: 'its session expired'})
+    await expect(transport.calls.wait(call!.callId, AbortSignal.timeout(3000))).resolves.toMatchObject({
+      state: 'outcome-unknown',
+      reason: 'its session expired',
+    })
     expect(transport.calls.list().find((c) => c.callId === 'old')).toMatchObject({state: 'completed'})
     await transport.close()
   })
@@ -630,9 +853,15 @@ describe('the call journal: calls the transport settles for the Client', () => {
     await transport.close()
   })
 
-  it("lets a call of this process go when the server ends its resumed stream: the transport settled it", async () => {
+  it('lets a call of this process go when the server ends its resumed stream: the transport settled it', async () => {
     const mock = useMock()
-    network.use(http.post(url, async ({request}) => (((await request.clone().json()) as {method?: string}).method === 'tools/call' ? sse([frame('p1')], 'error') : undefined)))
+    network.use(
+      http.post(url, async ({request}) =>
+        ((await request.clone().json()) as {method?: string}).method === 'tools/call'
+          ? sse([frame('p1')], 'error')
+          : undefined,
+      ),
+    )
     interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status: 204})))
     const {client, transport, events} = await connect({callJournal: true})
     await expect(client.callTool({name: 'echo'})).rejects.toThrow()
@@ -645,10 +874,23 @@ describe('the call journal: calls the transport settles for the Client', () => {
 
 describe('the call journal: a record stored under the empty call ID', () => {
   it('takes no progress, answer, cancellation or failure of another request for that call', async () => {
-    const store = await storeOf(stored('', {state: 'outcome-unknown', argumentsDigest: digestArguments({}), resume: {requestState: 'rs'}, wireId: 9}))
+    const store = await storeOf(
+      stored('', {
+        state: 'outcome-unknown',
+        argumentsDigest: digestArguments({}),
+        resume: {requestState: 'rs'},
+        wireId: 9,
+      }),
+    )
     const {transport, events, received} = await open({store})
     // Continued by this process: no longer a previous process's call.
-    serve(({id, method}) => (method === 'tools/call' ? sse([], 'open') : method === 'tools/list' ? sse([frame(undefined, progress('other')), frame(undefined, {jsonrpc: '2.0', id, result: {tools: []}})]) : new Response(null, {status: 500})))
+    serve(({id, method}) =>
+      method === 'tools/call'
+        ? sse([], 'open')
+        : method === 'tools/list'
+          ? sse([frame(undefined, progress('other')), frame(undefined, {jsonrpc: '2.0', id, result: {tools: []}})])
+          : new Response(null, {status: 500}),
+    )
     void transport.send(call(5, {name: 'echo', arguments: {}, requestState: 'rs', inputResponses: {}})).catch(() => {})
     await until(() => transport.calls.list()[0]?.state === 'sent')
     await transport.send({jsonrpc: '2.0', id: 6, method: 'tools/list', params: {}})
@@ -662,29 +904,46 @@ describe('the call journal: a record stored under the empty call ID', () => {
   })
 })
 
-describe("the call journal: a round a previous process left", () => {
+describe('the call journal: a round a previous process left', () => {
   it.each([
     ['outcome-unknown', true],
     ['failed', true],
     ['input-required', true],
     ['task', false],
     ['completed', false],
-  ] as const)('a leg that echoes the state of a stored round in the %s state continues it: %s', async (state, continued) => {
-    serve(({method}) => (method === 'tools/call' ? sse([], 'open') : json({})))
-    const round = stored('call-2', {state, name: 'deploy', argumentsDigest: digestArguments({}), resume: {requestState: 'rs'}, task: {taskId: 't2', status: 'working', pollIntervalMs: 60_000}})
-    const store = await storeOf(stored('call-1', {name: 'deploy', argumentsDigest: digestArguments({})}), round)
-    const {transport} = await open({store})
-    void transport.send(call(5, {name: 'deploy', arguments: {}, requestState: 'rs', inputResponses: {}})).catch(() => {})
-    await until(() => transport.calls.list().some((c) => c.state === 'sent'))
-    const sent = transport.calls.list().filter((c) => c.state === 'sent')
-    expect(sent).toEqual([expect.objectContaining({clientId: 5, inherited: false})])
-    expect(sent[0]!.callId === 'call-2').toBe(continued)
-    await transport.close()
-  })
+  ] as const)(
+    'a leg that echoes the state of a stored round in the %s state continues it: %s',
+    async (state, continued) => {
+      serve(({method}) => (method === 'tools/call' ? sse([], 'open') : json({})))
+      const round = stored('call-2', {
+        state,
+        name: 'deploy',
+        argumentsDigest: digestArguments({}),
+        resume: {requestState: 'rs'},
+        task: {taskId: 't2', status: 'working', pollIntervalMs: 60_000},
+      })
+      const store = await storeOf(stored('call-1', {name: 'deploy', argumentsDigest: digestArguments({})}), round)
+      const {transport} = await open({store})
+      void transport
+        .send(call(5, {name: 'deploy', arguments: {}, requestState: 'rs', inputResponses: {}}))
+        .catch(() => {})
+      await until(() => transport.calls.list().some((c) => c.state === 'sent'))
+      const sent = transport.calls.list().filter((c) => c.state === 'sent')
+      expect(sent).toEqual([expect.objectContaining({clientId: 5, inherited: false})])
+      expect(sent[0]!.callId === 'call-2').toBe(continued)
+      await transport.close()
+    },
+  )
 
   it('a leg that echoes the state of a leg still in flight is a call of its own', async () => {
     askOnce()
-    network.use(http.post(url, async ({request}) => (((await request.clone().json()) as {params?: {inputResponses?: unknown}}).params?.inputResponses === undefined ? undefined : sse([], 'open'))))
+    network.use(
+      http.post(url, async ({request}) =>
+        ((await request.clone().json()) as {params?: {inputResponses?: unknown}}).params?.inputResponses === undefined
+          ? undefined
+          : sse([], 'open'),
+      ),
+    )
     const {transport, received} = await open()
     await transport.send(call(1, {name: 'deploy'}))
     await until(() => received.length === 1)
@@ -718,7 +977,10 @@ describe('the call journal: progress tokens shared or missing', () => {
     serve(({id, params}) =>
       params['inputResponses'] === undefined
         ? json({jsonrpc: '2.0', id, result: {resultType: 'input_required', requestState: 'rs'}})
-        : sse([frame(undefined, {jsonrpc: '2.0', method: 'notifications/progress', params: {progress: 1}}), frame(undefined, toolResult(id))]),
+        : sse([
+            frame(undefined, {jsonrpc: '2.0', method: 'notifications/progress', params: {progress: 1}}),
+            frame(undefined, toolResult(id)),
+          ]),
     )
     const {transport, events, received} = await open()
     await transport.send(call(1, {name: 'deploy'}))
@@ -730,7 +992,12 @@ describe('the call journal: progress tokens shared or missing', () => {
   })
 
   it('a progress without a token changes no call that has none', async () => {
-    serve(({id}) => sse([frame(undefined, {jsonrpc: '2.0', method: 'notifications/progress', params: {progress: 1}}), frame(undefined, toolResult(id))]))
+    serve(({id}) =>
+      sse([
+        frame(undefined, {jsonrpc: '2.0', method: 'notifications/progress', params: {progress: 1}}),
+        frame(undefined, toolResult(id)),
+      ]),
+    )
     const {transport, events, received} = await open()
     await transport.send(call(1))
     await until(() => received.length === 2)
@@ -745,7 +1012,9 @@ describe('the call journal: progress tokens shared or missing', () => {
     })
     serve(async ({id}) => {
       await gates[id as number]!.opened
-      return id === 0 ? json(toolResult(id)) : sse([frame(undefined, progress('shared')), frame(undefined, toolResult(id))])
+      return id === 0
+        ? json(toolResult(id))
+        : sse([frame(undefined, progress('shared')), frame(undefined, toolResult(id))])
     })
     const {transport, events, received} = await open()
     void transport.send(call(0, {name: 'a', _meta: {progressToken: 'shared'}})).catch(() => {})
@@ -755,7 +1024,11 @@ describe('the call journal: progress tokens shared or missing', () => {
     await until(() => transport.calls.list().length === 1)
     gates[1]!.open()
     await until(() => received.length === 3)
-    expect(changes(events).filter((c) => c.name === 'b').map((c) => c.progress?.progress)).toEqual([undefined, 1, 1])
+    expect(
+      changes(events)
+        .filter((c) => c.name === 'b')
+        .map((c) => c.progress?.progress),
+    ).toEqual([undefined, 1, 1])
     await transport.close()
   })
 

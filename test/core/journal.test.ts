@@ -9,7 +9,8 @@ import {connect, dieMidCall, eventsOf, until, useMock} from '../fixtures/harness
 import {SlowApplyStore} from '../fixtures/recording-store.ts'
 
 const namespace = 'mcp-resumable-http:http://mcp.test/mcp'
-const stateChanges = (events: Parameters<typeof eventsOf>[0]): JournaledCall['state'][] => eventsOf(events, 'call-changed').map((event) => event.call.state)
+const stateChanges = (events: Parameters<typeof eventsOf>[0]): JournaledCall['state'][] =>
+  eventsOf(events, 'call-changed').map((event) => event.call.state)
 
 describe('the call journal', () => {
   it('is off unless asked for: a tools/call writes no record, and a stored one is not loaded', async () => {
@@ -30,8 +31,18 @@ describe('the call journal', () => {
     const store = new MemoryStore()
     const {client, transport, events} = await connect({callJournal: true, store})
     const during: JournaledCall[][] = []
-    await client.callTool({name: 'slow', arguments: {steps: 2, delayMs: 10}}, undefined, {onprogress: () => during.push(transport.calls.list())})
-    expect(during[1]).toEqual([expect.objectContaining({name: 'slow', state: 'sent', era: 'legacy', inherited: false, argumentsDigest: digestArguments({steps: 2, delayMs: 10})})])
+    await client.callTool({name: 'slow', arguments: {steps: 2, delayMs: 10}}, undefined, {
+      onprogress: () => during.push(transport.calls.list()),
+    })
+    expect(during[1]).toEqual([
+      expect.objectContaining({
+        name: 'slow',
+        state: 'sent',
+        era: 'legacy',
+        inherited: false,
+        argumentsDigest: digestArguments({steps: 2, delayMs: 10}),
+      }),
+    ])
     expect(during[1]![0]!.progress).toMatchObject({progress: 2})
     expect(stateChanges(events).at(-1)).toBe('delivered')
     expect(transport.calls.list()).toEqual([])
@@ -48,7 +59,9 @@ describe('the call journal', () => {
     mock.faults.failNext({method: 'POST', status: 500, rpcMethod: 'tools/call'})
     await expect(client.callTool({name: 'echo'})).rejects.toThrow()
     const cancel = new AbortController()
-    const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 20}}, undefined, {signal: cancel.signal})
+    const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 20}}, undefined, {
+      signal: cancel.signal,
+    })
     await until(() => transport.calls.list().length === 1)
     cancel.abort()
     await expect(call).rejects.toThrow()
@@ -57,7 +70,7 @@ describe('the call journal', () => {
     await client.close()
   })
 
-  it("keeps a call over close(): the next process lists it, learns its result from the resumed stream, and keeps it until forgotten", async () => {
+  it('keeps a call over close(): the next process lists it, learns its result from the resumed stream, and keeps it until forgotten', async () => {
     useMock()
     const store = new MemoryStore()
     const before = await dieMidCall(store, 2, {callJournal: true})
@@ -65,13 +78,21 @@ describe('the call journal', () => {
     expect(call).toMatchObject({name: 'slow', state: 'sent', progress: {progress: 2}})
 
     const after = await connect({callJournal: true, store})
-    expect(after.transport.calls.list()).toEqual([expect.objectContaining({callId: call!.callId, state: 'sent', inherited: true})])
+    expect(after.transport.calls.list()).toEqual([
+      expect.objectContaining({callId: call!.callId, state: 'sent', inherited: true}),
+    ])
     const settled = await after.transport.calls.wait(call!.callId, AbortSignal.timeout(3000))
-    expect(settled).toMatchObject({state: 'completed', progress: {progress: 6}, result: {content: [expect.objectContaining({type: 'text'})]}})
+    expect(settled).toMatchObject({
+      state: 'completed',
+      progress: {progress: 6},
+      result: {content: [expect.objectContaining({type: 'text'})]},
+    })
     await after.client.close()
 
     const later = await connect({callJournal: true, store})
-    expect(later.transport.calls.list()).toEqual([expect.objectContaining({callId: call!.callId, state: 'completed', inherited: true})])
+    expect(later.transport.calls.list()).toEqual([
+      expect.objectContaining({callId: call!.callId, state: 'completed', inherited: true}),
+    ])
     await later.transport.calls.forget(call!.callId)
     expect(await store.list(`${namespace}#call:`)).toEqual([])
     await later.client.close()
@@ -84,33 +105,49 @@ describe('the call journal', () => {
     const [call] = before.transport.calls.list()
     for (const key of await store.list(`${namespace}#stream:request`)) await store.delete(key)
     const after = await connect({callJournal: true, store})
-    expect(after.transport.calls.list()).toEqual([expect.objectContaining({callId: call!.callId, state: 'outcome-unknown', reason: expect.stringContaining('no stream')})])
+    expect(after.transport.calls.list()).toEqual([
+      expect.objectContaining({
+        callId: call!.callId,
+        state: 'outcome-unknown',
+        reason: expect.stringContaining('no stream'),
+      }),
+    ])
     await after.client.close()
   })
 
   it.each([
     ['strict', 1],
     ['relaxed', 0],
-  ] as const)('with durability %s, %i journal record(s) are in the store when the tools/call POST leaves', async (durability, expected) => {
-    useMock()
-    const store = new SlowApplyStore(30)
-    const atPost: number[] = []
-    const fetch: FetchLike = (input, init) => {
-      if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) atPost.push(store.appliedCalls().length)
-      return globalThis.fetch(input, init)
-    }
-    const {client} = await connect({callJournal: true, store, fetch, durability})
-    await client.callTool({name: 'echo'})
-    expect(atPost).toEqual([expected])
-    await client.close()
-  })
+  ] as const)(
+    'with durability %s, %i journal record(s) are in the store when the tools/call POST leaves',
+    async (durability, expected) => {
+      useMock()
+      const store = new SlowApplyStore(30)
+      const atPost: number[] = []
+      const fetch: FetchLike = (input, init) => {
+        if (typeof init?.body === 'string' && init.body.includes('"tools/call"'))
+          atPost.push(store.appliedCalls().length)
+        return globalThis.fetch(input, init)
+      }
+      const {client} = await connect({callJournal: true, store, fetch, durability})
+      await client.callTool({name: 'echo'})
+      expect(atPost).toEqual([expected])
+      await client.close()
+    },
+  )
 
   it('reports an invalid call record and deletes it; wait() on a call it does not hold is a TypeError, and stops at its signal', async () => {
     useMock()
     const store = new MemoryStore()
     await store.set(`${namespace}#call:bad`, {callId: 'bad', state: 'sent'})
     const {client, transport, events} = await connect({callJournal: true, store})
-    expect(eventsOf(events, 'record-discarded')).toEqual([{type: 'record-discarded', key: `${namespace}#call:bad`, reason: expect.stringContaining('invalid record of call bad')}])
+    expect(eventsOf(events, 'record-discarded')).toEqual([
+      {
+        type: 'record-discarded',
+        key: `${namespace}#call:bad`,
+        reason: expect.stringContaining('invalid record of call bad'),
+      },
+    ])
     await expect(transport.calls.wait('nope')).rejects.toBeInstanceOf(TypeError)
     const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 20}}).catch(() => undefined)
     await until(() => transport.calls.list().length === 1)

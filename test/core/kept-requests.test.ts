@@ -15,7 +15,12 @@ const records = `mcp-resumable-http:${url}#request:`
 
 /** A sampling request `id` of a fixed JSON length: `size` characters of text and the frame around them. */
 function sampling(id: string, size: number): object {
-  return {jsonrpc: '2.0', id, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: ''.padEnd(size, '.')}}], maxTokens: 10}}
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'sampling/createMessage',
+    params: {messages: [{role: 'user', content: {type: 'text', text: ''.padEnd(size, '.')}}], maxTokens: 10},
+  }
 }
 
 const chars = (message: object): number => JSON.stringify(message).length
@@ -26,39 +31,69 @@ describe('server requests kept for a restart, by count', () => {
   it.each([
     ['past the count, the 1025th drops the oldest, silently: its weight is no cause', 32 * 1024 * 1024, ['s0000'], []],
     ['a weight of exactly the bound is no excess: only the count drops', 1024 * each, ['s0000'], []],
-    ['past the weight, with exactly 1024 kept, the oldest go, reported with the weight that dropped them', 1024 * each - 1, ['s0000', 's0001'], ['s0000', 's0001']],
-  ])('%s', async (_bound, keptRequestBytes, dropped, reported) => {
-    const mock = useMock()
-    interceptGets(mock, () => sse([requests.map((request, n) => frame(`r${n}`, request)).join('')], 'open'))
-    const store = new RecordingStore()
-    let count = 0
-    const {client, events} = await connect({store, limits: {keptRequestBytes, maxConcurrentAnswers: 200}})
-    client.setRequestHandler(CreateMessageRequestSchema, () => {
-      count++
-      return new Promise(() => {})
-    })
-    await until(() => count === requests.length, 5000)
+    [
+      'past the weight, with exactly 1024 kept, the oldest go, reported with the weight that dropped them',
+      1024 * each - 1,
+      ['s0000', 's0001'],
+      ['s0000', 's0001'],
+    ],
+  ])(
+    '%s',
+    async (_bound, keptRequestBytes, dropped, reported) => {
+      const mock = useMock()
+      interceptGets(mock, () => sse([requests.map((request, n) => frame(`r${n}`, request)).join('')], 'open'))
+      const store = new RecordingStore()
+      let count = 0
+      const {client, events} = await connect({store, limits: {keptRequestBytes, maxConcurrentAnswers: 200}})
+      client.setRequestHandler(CreateMessageRequestSchema, () => {
+        count++
+        return new Promise(() => {})
+      })
+      await until(() => count === requests.length, 5000)
 
-    const kept = (await store.list(records)).map((key) => JSON.parse(key.slice(records.length)) as string).sort()
-    expect(kept).toEqual(requests.map((request) => (request as {id: string}).id).filter((id) => !dropped.includes(id)))
-    const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
-    expect(reports.map((event) => [event.requestId, event.size])).toEqual(reported.map((id) => [id, 1024 * each]))
-    await client.close()
-  }, 10_000)
+      const kept = (await store.list(records)).map((key) => JSON.parse(key.slice(records.length)) as string).sort()
+      expect(kept).toEqual(
+        requests.map((request) => (request as {id: string}).id).filter((id) => !dropped.includes(id)),
+      )
+      const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
+      expect(reports.map((event) => [event.requestId, event.size])).toEqual(reported.map((id) => [id, 1024 * each]))
+      await client.close()
+    },
+    10_000,
+  )
 })
 
-describe('the Client\'s answer kept for a restart', () => {
+describe("the Client's answer kept for a restart", () => {
   it.each([
-    ['room for both the answer and the next request: nothing goes', {request: 20_000, answer: 2, next: 20_000}, 30_000, []],
-    ['room for the next request only: the answer goes, reported once, its record deleted once', {request: 20_000, answer: 2, next: 20_000}, 20_200, ['r0']],
-    ['an answer heavier than the bound, alone: it stays until the server took it', {request: 100, answer: 2000, next: undefined}, 1000, []],
+    [
+      'room for both the answer and the next request: nothing goes',
+      {request: 20_000, answer: 2, next: 20_000},
+      30_000,
+      [],
+    ],
+    [
+      'room for the next request only: the answer goes, reported once, its record deleted once',
+      {request: 20_000, answer: 2, next: 20_000},
+      20_200,
+      ['r0'],
+    ],
+    [
+      'an answer heavier than the bound, alone: it stays until the server took it',
+      {request: 100, answer: 2000, next: undefined},
+      1000,
+      [],
+    ],
   ] as const)('%s', async (_what, sizes, keptRequestBytes, reported) => {
     const mock = useMock()
     const store = new RecordingStore()
     const {posted, taken, release} = holdAnswers()
     interceptGets(mock, () => sse([frame('g0', sampling('r0', sizes.request))], 'open'))
     const {client, events} = await connect({store, limits: {keptRequestBytes}})
-    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: ''.padEnd(sizes.answer, '.')}}))
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      model: 'm',
+      role: 'assistant',
+      content: {type: 'text', text: ''.padEnd(sizes.answer, '.')},
+    }))
     await until(() => posted.includes('r0'))
     if (sizes.next !== undefined) {
       // The next request comes once the answer is kept (on a call's stream), and is answered in turn.
@@ -68,7 +103,11 @@ describe('the Client\'s answer kept for a restart', () => {
     const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
     expect(reports.map((event) => event.requestId)).toEqual(reported)
     const r0 = `${records}"r0"`
-    expect(store.writes.filter((write) => write.key === r0).map((write) => write.op)).toEqual(['set', 'set', ...(reported.length > 0 ? ['delete'] : [])])
+    expect(store.writes.filter((write) => write.key === r0).map((write) => write.op)).toEqual([
+      'set',
+      'set',
+      ...(reported.length > 0 ? ['delete'] : []),
+    ])
     release()
     await until(() => taken() === posted.length)
     await until(() => !store.keys.has(r0))
@@ -125,7 +164,8 @@ describe('server requests a previous process left unanswered', () => {
     const mock = useMock()
     interceptGets(mock, () => sse([], 'open'))
     const store = await storedSession()
-    for (const [id, message] of kept) await store.set(`${records}${JSON.stringify(id)}`, {sessionId: 'session-1', message} as JsonValue)
+    for (const [id, message] of kept)
+      await store.set(`${records}${JSON.stringify(id)}`, {sessionId: 'session-1', message} as JsonValue)
     return connect({store})
   }
 
@@ -145,7 +185,11 @@ describe('server requests a previous process left unanswered', () => {
     const mock = useMock()
     interceptGets(mock, () => sse([], 'open'))
     const store = await storedSession()
-    for (const id of ['s1', 's2']) await store.set(`${records}${JSON.stringify(id)}`, {sessionId: 'session-1', message: sampling(id, 1)} as JsonValue)
+    for (const id of ['s1', 's2'])
+      await store.set(`${records}${JSON.stringify(id)}`, {
+        sessionId: 'session-1',
+        message: sampling(id, 1),
+      } as JsonValue)
     const restored: unknown[] = []
     const transport = new ResumableHTTPClientTransport(new URL(url), {
       store,
@@ -193,7 +237,11 @@ describe('server requests a previous process left unanswered, against the bounds
     const [s1, s2, r3] = [sampling('s1', 100), sampling('s2', 100), sampling('r3', 100)]
     const store = new RecordingStore()
     await storedSession(store)
-    for (const message of [s1, s2]) await store.set(`${records}${JSON.stringify((message as {id: string}).id)}`, {sessionId: 'session-1', message} as JsonValue)
+    for (const message of [s1, s2])
+      await store.set(`${records}${JSON.stringify((message as {id: string}).id)}`, {
+        sessionId: 'session-1',
+        message,
+      } as JsonValue)
     // The new request comes once both restored ones were handed over, all three held unanswered.
     let handed = 0
     interceptGets(mock, async () => {
@@ -201,7 +249,11 @@ describe('server requests a previous process left unanswered, against the bounds
       return sse([frame('g0', r3)], 'open')
     })
     const events: TransportEvent[] = []
-    const transport = new ResumableHTTPClientTransport(new URL(url), {store, limits: {keptRequestBytes: 2 * chars(r3)}, onEvent: (event) => events.push(event)})
+    const transport = new ResumableHTTPClientTransport(new URL(url), {
+      store,
+      limits: {keptRequestBytes: 2 * chars(r3)},
+      onEvent: (event) => events.push(event),
+    })
     const client = new Client({name: 'test', version: '1.0.0'}, {capabilities: {sampling: {}}})
     client.setRequestHandler(CreateMessageRequestSchema, () => {
       handed++
@@ -210,7 +262,10 @@ describe('server requests a previous process left unanswered, against the bounds
     await client.connect(transport)
     await until(() => handed === 3)
     await until(() => !store.keys.has(`${records}"s1"`))
-    expect([...store.keys].filter((key) => key.startsWith(records)).sort()).toEqual([`${records}"r3"`, `${records}"s2"`])
+    expect([...store.keys].filter((key) => key.startsWith(records)).sort()).toEqual([
+      `${records}"r3"`,
+      `${records}"s2"`,
+    ])
     const reports = eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'keptRequestBytes')
     expect(reports.map((event) => [event.requestId, event.size])).toEqual([['s1', 3 * chars(r3)]])
     await client.close()
@@ -218,7 +273,11 @@ describe('server requests a previous process left unanswered, against the bounds
 })
 
 describe("a previous process's answer sent again at start", () => {
-  const answer = {jsonrpc: '2.0' as const, id: 's1', result: {model: 'm', role: 'assistant', content: {type: 'text', text: 'kept'}}}
+  const answer = {
+    jsonrpc: '2.0' as const,
+    id: 's1',
+    result: {model: 'm', role: 'assistant', content: {type: 'text', text: 'kept'}},
+  }
 
   /** A next process on a store that holds `answer`, its re-send POST answered by `respond`. */
   async function restartWith(respond: () => Response | Promise<Response>) {

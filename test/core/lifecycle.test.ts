@@ -41,7 +41,9 @@ describe('close()', () => {
   it('while a stream waits the retry its server asked leaves no timer of that wait behind, and the stream never reconnects', async () => {
     const mock = useMock()
     // One chunk, the end right after it: no gap, so no fake timer of sse()'s own, before it ends.
-    const gets = interceptGets(mock, (_get, index) => (index === 0 ? sse(['retry: 60000\nid: g1\ndata: \n\n']) : undefined))
+    const gets = interceptGets(mock, (_get, index) =>
+      index === 0 ? sse(['retry: 60000\nid: g1\ndata: \n\n']) : undefined,
+    )
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     try {
       const {transport} = await connect()
@@ -90,47 +92,64 @@ describe('close()', () => {
 })
 
 describe('terminateSession()', () => {
-  it.each([200, 204, 400, 404, 405, 410])('DELETE answered %i clears the session and its stored cursors, and resolves', async (status) => {
-    const mock = useMock({retryMs: 1})
-    const store = new RecordingStore()
-    const {transport, client} = await connect({store})
-    await client.callTool({name: 'echo'})
-    const deletes: (string | null)[] = []
-    network.use(
-      http.delete(url, ({request}) => {
-        deletes.push(request.headers.get('mcp-session-id'))
-        return new HttpResponse(null, {status})
-      }),
-    )
-    await transport.terminateSession()
-    expect(transport.sessionId).toBeUndefined()
-    expect(store.keys.size).toBe(0)
-    expect(deletes).toEqual(['session-1'])
-    expect(mock.requests('GET').length).toBeGreaterThan(0)
-    await client.close()
-  })
+  it.each([200, 204, 400, 404, 405, 410])(
+    'DELETE answered %i clears the session and its stored cursors, and resolves',
+    async (status) => {
+      const mock = useMock({retryMs: 1})
+      const store = new RecordingStore()
+      const {transport, client} = await connect({store})
+      await client.callTool({name: 'echo'})
+      const deletes: (string | null)[] = []
+      network.use(
+        http.delete(url, ({request}) => {
+          deletes.push(request.headers.get('mcp-session-id'))
+          return new HttpResponse(null, {status})
+        }),
+      )
+      await transport.terminateSession()
+      expect(transport.sessionId).toBeUndefined()
+      expect(store.keys.size).toBe(0)
+      expect(deletes).toEqual(['session-1'])
+      expect(mock.requests('GET').length).toBeGreaterThan(0)
+      await client.close()
+    },
+  )
 
   it.each([
     ['503', () => new HttpResponse('busy', {status: 503}), 'http', 'DELETE failed with HTTP 503: "busy"', 503],
     ['500', () => new HttpResponse(null, {status: 500}), 'http', 'DELETE failed with HTTP 500', 500],
-    ['no answer (a network failure)', () => HttpResponse.error(), 'network', 'DELETE http://mcp.test/mcp failed: fetch failed', undefined],
-  ] as const)('DELETE answered %s still forgets the session and its records, then rejects saying the server may keep it; the next connect initializes', async (_answer, answer, code, message, status) => {
-    const mock = useMock()
-    const store = new RecordingStore()
-    const {transport, client, events} = await connect({store})
-    network.use(http.delete(url, answer))
-    const error = await failure(transport.terminateSession())
-    expect(error).toMatchObject({code, message: `${message}; the session was forgotten here all the same, and the server may keep it until it expires it`})
-    expect(transport.sessionId).toBeUndefined()
-    expect(store.keys.size).toBe(0)
-    expect(error).toMatchObject({status})
-    expect(eventsOf(events, 'session-terminated')).toEqual([{type: 'session-terminated', sessionId: 'session-1', status}])
-    await client.close()
-    await client.connect(transport)
-    expect(transport.sessionId).toBe('session-2')
-    expect(mock.requests('POST', 'initialize')).toHaveLength(2)
-    await client.close()
-  })
+    [
+      'no answer (a network failure)',
+      () => HttpResponse.error(),
+      'network',
+      'DELETE http://mcp.test/mcp failed: fetch failed',
+      undefined,
+    ],
+  ] as const)(
+    'DELETE answered %s still forgets the session and its records, then rejects saying the server may keep it; the next connect initializes',
+    async (_answer, answer, code, message, status) => {
+      const mock = useMock()
+      const store = new RecordingStore()
+      const {transport, client, events} = await connect({store})
+      network.use(http.delete(url, answer))
+      const error = await failure(transport.terminateSession())
+      expect(error).toMatchObject({
+        code,
+        message: `${message}; the session was forgotten here all the same, and the server may keep it until it expires it`,
+      })
+      expect(transport.sessionId).toBeUndefined()
+      expect(store.keys.size).toBe(0)
+      expect(error).toMatchObject({status})
+      expect(eventsOf(events, 'session-terminated')).toEqual([
+        {type: 'session-terminated', sessionId: 'session-1', status},
+      ])
+      await client.close()
+      await client.connect(transport)
+      expect(transport.sessionId).toBe('session-2')
+      expect(mock.requests('POST', 'initialize')).toHaveLength(2)
+      await client.close()
+    },
+  )
 })
 
 describe('what a call writes to the store', () => {
@@ -142,7 +161,9 @@ describe('what a call writes to the store', () => {
     expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'echo: {}'}])
     // Longer than a cursor with nothing to deliver (the priming event) waits before it is written.
     await new Promise((resolve) => setTimeout(resolve, 400))
-    expect(store.writes.slice(from).filter((write) => write.op === 'set' && write.key.includes('#stream:request:'))).toEqual([])
+    expect(
+      store.writes.slice(from).filter((write) => write.op === 'set' && write.key.includes('#stream:request:')),
+    ).toEqual([])
     await client.close()
   })
 
@@ -154,9 +175,15 @@ describe('what a call writes to the store', () => {
     let send: (text: string) => void = () => {}
     let later: string[] = []
     answerToolCalls((id, progressToken) => {
-      const progress = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: n}})
+      const progress = (n: number): object => ({
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: {progressToken, progress: n},
+      })
       later = [frame('e2', progress(2)), frame('e3', result(id))]
-      const body = new ReadableStream<Uint8Array>({start: (controller) => void (send = (text) => controller.enqueue(encoder.encode(text)))})
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => void (send = (text) => controller.enqueue(encoder.encode(text))),
+      })
       send(frame('e1', progress(1)))
       return new Response(body, {headers: eventStream})
     })
@@ -178,13 +205,30 @@ describe('what a call writes to the store', () => {
     const resumedFrom: string[] = []
     interceptGets(mock, (get) => {
       if (get.lastEventId !== undefined) resumedFrom.push(get.lastEventId)
-      if (get.lastEventId === 'p1') return sse([frame('p2', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: calls[0]!.progressToken, progress: 2}})], 'open')
-      const body = new ReadableStream<Uint8Array>({start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text)))})
+      if (get.lastEventId === 'p1')
+        return sse(
+          [
+            frame('p2', {
+              jsonrpc: '2.0',
+              method: 'notifications/progress',
+              params: {progressToken: calls[0]!.progressToken, progress: 2},
+            }),
+          ],
+          'open',
+        )
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text))),
+      })
       return new Response(body, {headers: {'content-type': 'text/event-stream'}})
     })
     const {client, events} = await connect({store, reconnect: {minDelayMs: 200, maxDelayMs: 400}})
     await until(() => push !== undefined)
-    const calls = answerToolCalls((_id, progressToken) => sse([frame('p1', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: 1}})], 'error'))
+    const calls = answerToolCalls((_id, progressToken) =>
+      sse(
+        [frame('p1', {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: 1}})],
+        'error',
+      ),
+    )
     const call = client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
     await until(() => eventsOf(events, 'reconnect-failed').some((event) => event.stream === 'request'))
     // The server answers the call on the standalone stream while the call's own stream waits out its backoff.
@@ -192,7 +236,9 @@ describe('what a call writes to the store', () => {
     expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
     const from = store.writes.length
     await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'), 2000)
-    expect(store.writes.slice(from).filter((write) => write.op === 'set' && write.key.includes('#stream:request:'))).toEqual([])
+    expect(
+      store.writes.slice(from).filter((write) => write.op === 'set' && write.key.includes('#stream:request:')),
+    ).toEqual([])
     expect(resumedFrom).toEqual([])
     expect(await store.list('mcp-resumable-http:http://mcp.test/mcp#stream:request:')).toEqual([])
     await client.close()
@@ -222,7 +268,9 @@ describe('cancellation', () => {
     controller.abort('user')
     await call
     await until(() => mock.requests('POST', 'notifications/cancelled').length === 1)
-    await until(() => store.writes.at(-1)?.op === 'delete' && store.writes.at(-1)?.key.endsWith('#stream:request:1') === true)
+    await until(
+      () => store.writes.at(-1)?.op === 'delete' && store.writes.at(-1)?.key.endsWith('#stream:request:1') === true,
+    )
     expect(await store.cursor('request:1')).toBeUndefined()
     expect(mock.requests('GET').filter((entry) => entry.lastEventId !== undefined)).toHaveLength(0)
     await client.close()
@@ -251,7 +299,11 @@ describe('durability', () => {
     // Writes take effect only when they resolve: what onmessage sees stored was awaited, not only started.
     const store = new SlowApplyStore(5)
     useMock()
-    standaloneInChunks(Array.from({length: 50}, (_, n) => frame(`e${n + 1}`, {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}})))
+    standaloneInChunks(
+      Array.from({length: 50}, (_, n) =>
+        frame(`e${n + 1}`, {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n + 1}}),
+      ),
+    )
     const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept'})
     const checks: boolean[] = []
     transport.onmessage = (message) => {
@@ -270,7 +322,11 @@ describe('durability', () => {
 
   it('relaxed: an event reaches onmessage before its cursor is in the store, and close() waits for the writes', async () => {
     const store = new SlowApplyStore(50)
-    const notification = (n: number): object => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: n}})
+    const notification = (n: number): object => ({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: {level: 'info', data: n},
+    })
     useMock()
     network.use(http.get(url, () => sse([frame('e1', notification(1)), frame('e2', notification(2))], 'open')))
     const transport = new ResumableHTTPClientTransport(new URL(url), {store, sessionId: 'kept', durability: 'relaxed'})
@@ -285,8 +341,13 @@ describe('durability', () => {
 })
 
 describe('reading a stream', () => {
-  const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
-  const streamWrites = (store: RecordingStore, from: number) => store.writes.slice(from).filter((write) => write.key.includes('#stream:request:'))
+  const progress = (token: unknown, n: number): object => ({
+    jsonrpc: '2.0',
+    method: 'notifications/progress',
+    params: {progressToken: token, progress: n},
+  })
+  const streamWrites = (store: RecordingStore, from: number) =>
+    store.writes.slice(from).filter((write) => write.key.includes('#stream:request:'))
 
   it("a call's stream the server leaves open after the answer is done with at once: closed as completed, its body cancelled", async () => {
     useMock()
@@ -304,33 +365,51 @@ describe('reading a stream', () => {
     const {client, events} = await connect({fetch})
     expect((await client.callTool({name: 'echo'})).content).toEqual([{type: 'text', text: 'ok'}])
     await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'request'))
-    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason: 'completed'}])
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([
+      {reason: 'completed'},
+    ])
     await until(() => cancelled)
     await client.close()
   })
 
   it.each([
-    ['without event IDs, progress before the answer', (id: JsonRpcId, token: unknown) => [frame(undefined, progress(token, 1)), frame(undefined, result(id))]],
-    ['with event IDs, progress and the answer in one chunk', (id: JsonRpcId, token: unknown) => [frame('e1', progress(token, 1)) + frame('e2', result(id))]],
-  ] as const)('a call whose stream brings %s writes nothing to the store: there is nothing left to resume', async (_what, chunks) => {
-    useMock()
-    const store = new RecordingStore()
-    const {client} = await connect({store})
-    const from = store.writes.length
-    answerToolCalls((id, token) => sse(chunks(id, token)))
-    const seen: number[] = []
-    await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)})
-    expect(seen).toEqual([1])
-    await client.close()
-    expect(streamWrites(store, from)).toEqual([])
-  })
+    [
+      'without event IDs, progress before the answer',
+      (id: JsonRpcId, token: unknown) => [frame(undefined, progress(token, 1)), frame(undefined, result(id))],
+    ],
+    [
+      'with event IDs, progress and the answer in one chunk',
+      (id: JsonRpcId, token: unknown) => [frame('e1', progress(token, 1)) + frame('e2', result(id))],
+    ],
+  ] as const)(
+    'a call whose stream brings %s writes nothing to the store: there is nothing left to resume',
+    async (_what, chunks) => {
+      useMock()
+      const store = new RecordingStore()
+      const {client} = await connect({store})
+      const from = store.writes.length
+      answerToolCalls((id, token) => sse(chunks(id, token)))
+      const seen: number[] = []
+      await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)})
+      expect(seen).toEqual([1])
+      await client.close()
+      expect(streamWrites(store, from)).toEqual([])
+    },
+  )
 
   it('events without an ID after one with an ID store the cursor once: it did not move', async () => {
     useMock()
     const store = new RecordingStore()
     const {client} = await connect({store})
     const from = store.writes.length
-    answerToolCalls((id, token) => sse([frame('e1', progress(token, 1)), frame(undefined, progress(token, 2)), frame(undefined, progress(token, 3)), frame(undefined, result(id))]))
+    answerToolCalls((id, token) =>
+      sse([
+        frame('e1', progress(token, 1)),
+        frame(undefined, progress(token, 2)),
+        frame(undefined, progress(token, 3)),
+        frame(undefined, result(id)),
+      ]),
+    )
     const seen: number[] = []
     await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)})
     expect(seen).toEqual([1, 2, 3])
@@ -346,20 +425,27 @@ describe('reading a stream', () => {
       if (index > 0) return undefined
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
-          controller.enqueue(new TextEncoder().encode(frame('g1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})))
+          controller.enqueue(
+            new TextEncoder().encode(frame('g1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})),
+          )
           second = () => controller.enqueue(new TextEncoder().encode('retry: 3000\n\n'))
         },
       })
       return new Response(body, {headers: {'content-type': 'text/event-stream'}})
     })
     const {client, transport} = await connect({store})
-    const listChanged = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()))
+    const listChanged = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    )
     await listChanged
     await until(() => second !== undefined)
     second!()
     await new Promise((resolve) => setTimeout(resolve, 20))
     await transport.close()
-    expect(await store.get('mcp-resumable-http:http://mcp.test/mcp#stream:standalone')).toMatchObject({lastEventId: 'g1', retryMs: 3000})
+    expect(await store.get('mcp-resumable-http:http://mcp.test/mcp#stream:standalone')).toMatchObject({
+      lastEventId: 'g1',
+      retryMs: 3000,
+    })
   })
 
   it('events of another type than message are not for the Client: neither delivered nor parsed', async () => {
@@ -401,14 +487,18 @@ describe('what the transport says when it is used out of turn or ends a session'
     let closed = 0
     transport.onclose = () => closed++
     await expect(transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})).rejects.toSatisfy(
-      (error) => isTransportError(error, 'aborted') && error.message === 'The transport is not started: call start() (Client.connect does) first',
+      (error) =>
+        isTransportError(error, 'aborted') &&
+        error.message === 'The transport is not started: call start() (Client.connect does) first',
     )
     await expect(transport.close()).resolves.toBeUndefined()
     expect(closed).toBe(0)
   })
 
   it('finishAuth() without any authProvider is a TypeError naming options.authProvider', async () => {
-    await expect(new ResumableHTTPClientTransport(new URL(url)).finishAuth('code')).rejects.toThrow(new TypeError('finishAuth needs options.authProvider'))
+    await expect(new ResumableHTTPClientTransport(new URL(url)).finishAuth('code')).rejects.toThrow(
+      new TypeError('finishAuth needs options.authProvider'),
+    )
   })
 
   it('terminateSession() before a session exists sends no DELETE', async () => {
@@ -421,21 +511,34 @@ describe('what the transport says when it is used out of turn or ends a session'
   })
 
   it.each([
-    ['terminateSession()', 'Session session-1 was terminated', [{type: 'session-terminated', sessionId: 'session-1', status: 200}], (transport: ResumableHTTPClientTransport) => transport.terminateSession()],
+    [
+      'terminateSession()',
+      'Session session-1 was terminated',
+      [{type: 'session-terminated', sessionId: 'session-1', status: 200}],
+      (transport: ResumableHTTPClientTransport) => transport.terminateSession(),
+    ],
     ['close()', 'The transport was closed', [], (transport: ResumableHTTPClientTransport) => transport.close()],
-    ['setProtocolVersion() of an era without sessions', 'Protocol 2026-07-28 has no sessions', [], (transport: ResumableHTTPClientTransport) => transport.setProtocolVersion('2026-07-28')],
-  ])('%s rejects a call in flight with the message %j, settles it as aborted, and emits %j', async (_how, message, terminated, end) => {
-    useMock()
-    const {transport, client, events} = await connect()
-    const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 50}}).catch((error: unknown) => error)
-    await until(() => transport.pendingRequests === 1)
-    await end(transport)
-    expect(await call).toMatchObject({message: expect.stringContaining(message) as unknown})
-    expect(eventsOf(events, 'session-terminated')).toEqual(terminated)
-    // The Client's ID of the call: initialize was 0.
-    expect(eventsOf(events, 'request-settled')).toEqual([{type: 'request-settled', requestId: 1, code: 'aborted'}])
-    await client.close()
-  })
+    [
+      'setProtocolVersion() of an era without sessions',
+      'Protocol 2026-07-28 has no sessions',
+      [],
+      (transport: ResumableHTTPClientTransport) => transport.setProtocolVersion('2026-07-28'),
+    ],
+  ])(
+    '%s rejects a call in flight with the message %j, settles it as aborted, and emits %j',
+    async (_how, message, terminated, end) => {
+      useMock()
+      const {transport, client, events} = await connect()
+      const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 50}}).catch((error: unknown) => error)
+      await until(() => transport.pendingRequests === 1)
+      await end(transport)
+      expect(await call).toMatchObject({message: expect.stringContaining(message) as unknown})
+      expect(eventsOf(events, 'session-terminated')).toEqual(terminated)
+      // The Client's ID of the call: initialize was 0.
+      expect(eventsOf(events, 'request-settled')).toEqual([{type: 'request-settled', requestId: 1, code: 'aborted'}])
+      await client.close()
+    },
+  )
 
   it('close() with terminateOnClose reports a refused DELETE once through onerror, and still closes', async () => {
     useMock()
@@ -444,7 +547,9 @@ describe('what the transport says when it is used out of turn or ends a session'
     let closed = 0
     transport.onclose = () => closed++
     await transport.close()
-    expect(errors.map((error) => [isTransportError(error, 'http'), error.message])).toEqual([[true, expect.stringContaining('DELETE failed with HTTP 403')]])
+    expect(errors.map((error) => [isTransportError(error, 'http'), error.message])).toEqual([
+      [true, expect.stringContaining('DELETE failed with HTTP 403')],
+    ])
     expect(closed).toBe(1)
     await client.close()
   })
@@ -472,7 +577,11 @@ describe('a stream that waited the retry its server asked', () => {
 describe('a call resumed again and again', () => {
   it("leaves no listener of each resumed connection's deadline on its stream's signal", async () => {
     const mock = useMock()
-    const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+    const progress = (token: unknown, n: number): object => ({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: {progressToken: token, progress: n},
+    })
     const calls = answerToolCalls((_id, progressToken) => sse([frame('c1', progress(progressToken, 1))], 'error'))
     interceptGets(mock, (get) => {
       if (get.lastEventId === 'c1') return sse([frame('c2', progress(calls[0]!.progressToken, 2))], 'error')
@@ -485,7 +594,12 @@ describe('a call resumed again and again', () => {
     const listeners: number[] = []
     const {client} = await connect({
       fetch: (input, init) => {
-        if (init?.method === 'GET' && init.signal && init.headers !== undefined && new Headers(init.headers).has('last-event-id')) {
+        if (
+          init?.method === 'GET' &&
+          init.signal &&
+          init.headers !== undefined &&
+          new Headers(init.headers).has('last-event-id')
+        ) {
           listeners.push(getEventListeners(init.signal, 'abort').length)
         }
         return fetch(input, {...init, signal: null})

@@ -9,9 +9,24 @@ import {CreateMessageRequestSchema, LoggingMessageNotificationSchema} from '@mod
 import {defaultLimits, MemoryStore, type JsonRpcId, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import {connect, eventsOf, interceptGets, network, until, url, useMock, warningsDuring} from '../fixtures/harness.ts'
 import {flush, msUntil, quiet, realTurns} from '../fixtures/timing.ts'
-import {answerToolCalls, chunkGapMs, codeOf, encoder, eventStream, frame, holdAnswers, result, sse, tap} from '../fixtures/wire.ts'
+import {
+  answerToolCalls,
+  chunkGapMs,
+  codeOf,
+  encoder,
+  eventStream,
+  frame,
+  holdAnswers,
+  result,
+  sse,
+  tap,
+} from '../fixtures/wire.ts'
 
-const progress = (token: unknown, n: number): object => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: n}})
+const progress = (token: unknown, n: number): object => ({
+  jsonrpc: '2.0',
+  method: 'notifications/progress',
+  params: {progressToken: token, progress: n},
+})
 
 afterEach(() => {
   vi.useRealTimers()
@@ -22,18 +37,29 @@ afterEach(() => {
  * recorded in `gets`, and a resume (one with `Last-Event-ID`) answered with event `resumeId` bringing the call's
  * result, or, with no `resumeId`, handed to the mock as any other GET.
  */
-async function resumedCall(options: ResumableHTTPClientTransportOptions, reply: (id: JsonRpcId, token: unknown) => Response, resumeId?: string) {
+async function resumedCall(
+  options: ResumableHTTPClientTransportOptions,
+  reply: (id: JsonRpcId, token: unknown) => Response,
+  resumeId?: string,
+) {
   const mock = useMock()
   const harness = await connect(options)
   await until(() => mock.requests('GET').length === 1)
   const calls = answerToolCalls(reply)
-  const gets = interceptGets(mock, (get) => (resumeId === undefined || get.lastEventId === undefined ? undefined : sse([frame(resumeId, result(calls[0]!.id))])))
+  const gets = interceptGets(mock, (get) =>
+    resumeId === undefined || get.lastEventId === undefined ? undefined : sse([frame(resumeId, result(calls[0]!.id))]),
+  )
   return {...harness, mock, calls, gets}
 }
 
 describe('retry from the server', () => {
   it('a retry of 2147483647 ms is cut to limits.maxRetryMs: the stream resumes within a minute and the call completes', async () => {
-    const {client, events, calls, gets: resumes} = await resumedCall({}, () => sse(['retry: 2147483647\nid: e1\ndata: \n\n'], 'error'), 'e2')
+    const {
+      client,
+      events,
+      calls,
+      gets: resumes,
+    } = await resumedCall({}, () => sse(['retry: 2147483647\nid: e1\ndata: \n\n'], 'error'), 'e2')
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     const call = client.callTool({name: 'echo'}, undefined, {timeout: 10 * defaultLimits.maxRetryMs})
     // The cut comes 10 ms after the event (fake time), as sse() lets the client read what was sent before it breaks;
@@ -53,7 +79,14 @@ describe('retry from the server', () => {
     expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
     expect(resumes).toEqual([{sessionId: 'session-1', lastEventId: 'e1'}])
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
-      {type: 'limit-exceeded', limit: 'maxRetryMs', size: 2147483647, max: 60_000, stream: 'request', requestId: calls[0]!.id},
+      {
+        type: 'limit-exceeded',
+        limit: 'maxRetryMs',
+        size: 2147483647,
+        max: 60_000,
+        stream: 'request',
+        requestId: calls[0]!.id,
+      },
     ])
     await client.close()
   })
@@ -63,7 +96,12 @@ describe('retry from the server', () => {
     [1000, 'taken as it is: the stream resumes 800 ms after its break', 800],
   ])('a retry of 800 ms with limits.maxRetryMs %i is %s', async (maxRetryMs, _what, waited) => {
     const reported = waited < 800
-    const {client, events, calls, gets: resumes} = await resumedCall({limits: {maxRetryMs}}, () => sse(['retry: 800\nid: e1\ndata: \n\n'], 'error'), 'e2')
+    const {
+      client,
+      events,
+      calls,
+      gets: resumes,
+    } = await resumedCall({limits: {maxRetryMs}}, () => sse(['retry: 800\nid: e1\ndata: \n\n'], 'error'), 'e2')
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
     const call = client.callTool({name: 'echo'})
     await msUntil(() => eventsOf(events, 'reconnect-failed').some((event) => event.stream === 'request'))
@@ -71,7 +109,20 @@ describe('retry from the server', () => {
     vi.useRealTimers()
 
     expect((await call).content).toEqual([{type: 'text', text: 'ok'}])
-    expect(eventsOf(events, 'limit-exceeded')).toEqual(reported ? [{type: 'limit-exceeded', limit: 'maxRetryMs', size: 800, max: maxRetryMs, stream: 'request', requestId: calls[0]!.id}] : [])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual(
+      reported
+        ? [
+            {
+              type: 'limit-exceeded',
+              limit: 'maxRetryMs',
+              size: 800,
+              max: maxRetryMs,
+              stream: 'request',
+              requestId: calls[0]!.id,
+            },
+          ]
+        : [],
+    )
     await client.close()
   })
 
@@ -90,26 +141,43 @@ const huge = 'x'.repeat(defaultLimits.maxEventIdBytes + 1)
 
 /** `tools/call` answered with e1, an event with ID `badId` (over the cap), the events of `more`, then a cut. */
 function overlongId(more: (token: unknown) => string[], badId = huge): (id: JsonRpcId, token: unknown) => Response {
-  return (_id, token) => sse([frame('e1', progress(token, 1)), frame(badId, progress(token, 2)), ...more(token)], 'error')
+  return (_id, token) =>
+    sse([frame('e1', progress(token, 1)), frame(badId, progress(token, 2)), ...more(token)], 'error')
 }
 
 describe('event IDs', () => {
   it('an event ID longer than limits.maxEventIdBytes is never sent back: cut right after it, the call is settled outcome-unknown', async () => {
-    const {client, events, calls, gets} = await resumedCall({}, overlongId(() => []))
+    const {client, events, calls, gets} = await resumedCall(
+      {},
+      overlongId(() => []),
+    )
     const seen: number[] = []
-    const error = await client.callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)}).catch((failure: unknown) => failure)
+    const error = await client
+      .callTool({name: 'echo'}, undefined, {onprogress: ({progress: n}) => seen.push(n)})
+      .catch((failure: unknown) => failure)
 
     expect(codeOf(error)).toBe('outcome-unknown')
     expect(seen).toEqual([1, 2])
     expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([])
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
-      {type: 'limit-exceeded', limit: 'maxEventIdBytes', size: huge.length, max: defaultLimits.maxEventIdBytes, stream: 'request', requestId: calls[0]!.id},
+      {
+        type: 'limit-exceeded',
+        limit: 'maxEventIdBytes',
+        size: huge.length,
+        max: defaultLimits.maxEventIdBytes,
+        stream: 'request',
+        requestId: calls[0]!.id,
+      },
     ])
     await client.close()
   })
 
   it('after an event ID over the cap, the next valid ID makes the stream resumable again', async () => {
-    const {client, events, gets} = await resumedCall({}, overlongId((token) => [frame('e3', progress(token, 3))]), 'e4')
+    const {client, events, gets} = await resumedCall(
+      {},
+      overlongId((token) => [frame('e3', progress(token, 3))]),
+      'e4',
+    )
     const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
 
     expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
@@ -121,7 +189,10 @@ describe('event IDs', () => {
   it('an event ID that is no header value is never sent back, nor handed to the app as a resumption token', async () => {
     // U+20AC is past Latin-1: fetch would refuse it in a Last-Event-ID header.
     const badId = 'e\u20ac2'
-    const {client, events, calls, gets} = await resumedCall({}, overlongId(() => [], badId))
+    const {client, events, calls, gets} = await resumedCall(
+      {},
+      overlongId(() => [], badId),
+    )
     const tokens: string[] = []
     const error = await client
       .callTool({name: 'echo'}, undefined, {onprogress: () => {}, onresumptiontoken: (token) => tokens.push(token)})
@@ -133,23 +204,54 @@ describe('event IDs', () => {
     // Not even tried: fetch would refuse the header before any request left.
     expect(eventsOf(events, 'reconnect').filter((event) => event.stream === 'request')).toEqual([])
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
-      {type: 'limit-exceeded', limit: 'maxEventIdBytes', size: badId.length, max: defaultLimits.maxEventIdBytes, stream: 'request', requestId: calls[0]!.id},
+      {
+        type: 'limit-exceeded',
+        limit: 'maxEventIdBytes',
+        size: badId.length,
+        max: defaultLimits.maxEventIdBytes,
+        stream: 'request',
+        requestId: calls[0]!.id,
+      },
     ])
     await client.close()
   })
 
   it.each([
     ['exactly limits.maxEventIdBytes (8) characters is sent back', '12345678'],
-    ['one character past limits.maxEventIdBytes (8) is never sent back: cut right after it, the call is settled outcome-unknown', '123456789'],
+    [
+      'one character past limits.maxEventIdBytes (8) is never sent back: cut right after it, the call is settled outcome-unknown',
+      '123456789',
+    ],
   ])('an event ID of %s', async (_what, eventId) => {
-    const {client, events, calls, gets} = await resumedCall({limits: {maxEventIdBytes: 8}}, (_id, token) => sse([frame(eventId, progress(token, 1))], 'error'), 'e2')
-    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}}).catch((error: unknown) => error)
+    const {client, events, calls, gets} = await resumedCall(
+      {limits: {maxEventIdBytes: 8}},
+      (_id, token) => sse([frame(eventId, progress(token, 1))], 'error'),
+      'e2',
+    )
+    const answer = await client
+      .callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+      .catch((error: unknown) => error)
 
     const sent = eventId.length <= 8
     if (sent) expect(answer).toMatchObject({content: [{type: 'text', text: 'ok'}]})
     else expect(codeOf(answer)).toBe('outcome-unknown')
-    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual(sent ? [{sessionId: 'session-1', lastEventId: eventId}] : [])
-    expect(eventsOf(events, 'limit-exceeded')).toEqual(sent ? [] : [{type: 'limit-exceeded', limit: 'maxEventIdBytes', size: 9, max: 8, stream: 'request', requestId: calls[0]!.id}])
+    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual(
+      sent ? [{sessionId: 'session-1', lastEventId: eventId}] : [],
+    )
+    expect(eventsOf(events, 'limit-exceeded')).toEqual(
+      sent
+        ? []
+        : [
+            {
+              type: 'limit-exceeded',
+              limit: 'maxEventIdBytes',
+              size: 9,
+              max: 8,
+              stream: 'request',
+              requestId: calls[0]!.id,
+            },
+          ],
+    )
     await client.close()
   })
 
@@ -160,7 +262,9 @@ describe('event IDs', () => {
     // 1,500 IDs of 4,000 characters: 6 M characters, which the count alone (1,024 to 2,048) would all keep.
     const ids = Array.from({length: 1500}, (_, n) => `${n}:`.padEnd(4000, 'x'))
     // At once, as a flood comes: one chunk of 6 MB, not 1,501 paced ones.
-    answerToolCalls((id, token) => sse([[...ids.map((eventId, n) => frame(eventId, progress(token, n))), frame('last', result(id))].join('')]))
+    answerToolCalls((id, token) =>
+      sse([[...ids.map((eventId, n) => frame(eventId, progress(token, n))), frame('last', result(id))].join('')]),
+    )
     let progressed = 0
     await client.callTool({name: 'echo'}, undefined, {onprogress: () => progressed++})
 
@@ -168,7 +272,9 @@ describe('event IDs', () => {
     // Each report is a generation of remembered IDs dropped for its weight: at most dedupeBytes stay.
     const reports = eventsOf(events, 'limit-exceeded')
     expect(reports.length).toBeGreaterThanOrEqual(Math.floor((1500 * 4000) / defaultLimits.dedupeBytes))
-    expect(reports.every((event) => event.limit === 'dedupeBytes' && event.max === defaultLimits.dedupeBytes)).toBe(true)
+    expect(reports.every((event) => event.limit === 'dedupeBytes' && event.max === defaultLimits.dedupeBytes)).toBe(
+      true,
+    )
     await client.close()
   })
 })
@@ -178,7 +284,8 @@ describe('event size', () => {
     // The large event never ends: without the cap it would be buffered for ever.
     const {client, events, calls, gets} = await resumedCall(
       {limits: {maxEventBytes: 64 * 1024}},
-      (_id, token) => sse([frame('e1', progress(token, 1)), `id: e2\ndata: ${'y'.repeat(32 * 1024)}`, 'y'.repeat(64 * 1024)], 'open'),
+      (_id, token) =>
+        sse([frame('e1', progress(token, 1)), `id: e2\ndata: ${'y'.repeat(32 * 1024)}`, 'y'.repeat(64 * 1024)], 'open'),
       'e3',
     )
     const answer = await client.callTool({name: 'echo'})
@@ -186,7 +293,14 @@ describe('event size', () => {
     expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
     expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual([{sessionId: 'session-1', lastEventId: 'e1'}])
     expect(eventsOf(events, 'limit-exceeded')).toEqual([
-      {type: 'limit-exceeded', limit: 'maxEventBytes', size: undefined, max: 64 * 1024, stream: 'request', requestId: calls[0]!.id},
+      {
+        type: 'limit-exceeded',
+        limit: 'maxEventBytes',
+        size: undefined,
+        max: 64 * 1024,
+        stream: 'request',
+        requestId: calls[0]!.id,
+      },
     ])
     await client.close()
   })
@@ -194,32 +308,58 @@ describe('event size', () => {
 
 describe('an event against limits.maxEventBytes', () => {
   const log = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'y'.repeat(7 * 1024)}}
-  const thirds = (text: string): string[] => [0, 1, 2].map((third) => text.slice((third * text.length) / 3, ((third + 1) * text.length) / 3))
+  const thirds = (text: string): string[] =>
+    [0, 1, 2].map((third) => text.slice((third * text.length) / 3, ((third + 1) * text.length) / 3))
   it.each([
     ['whole, in one chunk', 4 * 1024, 'fails its connection, which is resumed from the event before'],
     ['whole, in one chunk', 8 * 1024, 'is delivered'],
     ['in three chunks', 4 * 1024, 'fails its connection, which is resumed from the event before'],
     ['in three chunks', 8 * 1024, 'is delivered'],
-  ])('an event of 7 Ki characters that arrives %s, with maxEventBytes %i, %s', async (arrival, maxEventBytes, outcome) => {
-    const {client, events, calls, gets} = await resumedCall(
-      {limits: {maxEventBytes}},
-      (id, token) => {
-        const large = frame('e2', log)
-        return sse([frame('e1', progress(token, 1)), ...(arrival === 'in three chunks' ? thirds(large) : [large]), frame('e3', result(id))])
-      },
-      'e4',
-    )
-    const logged: unknown[] = []
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data))
-    const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
+  ])(
+    'an event of 7 Ki characters that arrives %s, with maxEventBytes %i, %s',
+    async (arrival, maxEventBytes, outcome) => {
+      const {client, events, calls, gets} = await resumedCall(
+        {limits: {maxEventBytes}},
+        (id, token) => {
+          const large = frame('e2', log)
+          return sse([
+            frame('e1', progress(token, 1)),
+            ...(arrival === 'in three chunks' ? thirds(large) : [large]),
+            frame('e3', result(id)),
+          ])
+        },
+        'e4',
+      )
+      const logged: unknown[] = []
+      client.setNotificationHandler(
+        LoggingMessageNotificationSchema,
+        (notification) => void logged.push(notification.params.data),
+      )
+      const answer = await client.callTool({name: 'echo'}, undefined, {onprogress: () => {}})
 
-    expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
-    const fails = outcome.startsWith('fails')
-    expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual(fails ? [{sessionId: 'session-1', lastEventId: 'e1'}] : [])
-    expect(logged).toHaveLength(fails ? 0 : 1)
-    expect(eventsOf(events, 'limit-exceeded')).toEqual(fails ? [{type: 'limit-exceeded', limit: 'maxEventBytes', size: undefined, max: maxEventBytes, stream: 'request', requestId: calls[0]!.id}] : [])
-    await client.close()
-  })
+      expect(answer.content).toEqual([{type: 'text', text: 'ok'}])
+      const fails = outcome.startsWith('fails')
+      expect(gets.filter((get) => get.lastEventId !== undefined)).toEqual(
+        fails ? [{sessionId: 'session-1', lastEventId: 'e1'}] : [],
+      )
+      expect(logged).toHaveLength(fails ? 0 : 1)
+      expect(eventsOf(events, 'limit-exceeded')).toEqual(
+        fails
+          ? [
+              {
+                type: 'limit-exceeded',
+                limit: 'maxEventBytes',
+                size: undefined,
+                max: maxEventBytes,
+                stream: 'request',
+                requestId: calls[0]!.id,
+              },
+            ]
+          : [],
+      )
+      await client.close()
+    },
+  )
 })
 
 describe('a flood of server requests', () => {
@@ -245,7 +385,16 @@ describe('a flood of server requests', () => {
       }),
     )
     // One chunk: the flood arrives at once (sse() spaces chunks chunkGapMs apart, time enough to answer each ping).
-    interceptGets(mock, () => sse([Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join('')], 'open'))
+    interceptGets(mock, () =>
+      sse(
+        [
+          Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join(
+            '',
+          ),
+        ],
+        'open',
+      ),
+    )
     const {client, events, transport} = await connect()
     delivered = tap(transport)
     await until(() => answered.size === pings, 20_000)
@@ -274,7 +423,12 @@ describe('server requests kept for a restart', () => {
       params: {messages: [{role: 'user', content: {type: 'text', text: `${n}`.padEnd(size, '.')}}], maxTokens: 10},
     })
     const requests = [...Array.from({length: 10}, (_, n) => sampling(n, 20_000)), sampling(10, 60_000)]
-    interceptGets(mock, () => sse(requests.map((request, n) => frame(`r${n}`, request)), 'open'))
+    interceptGets(mock, () =>
+      sse(
+        requests.map((request, n) => frame(`r${n}`, request)),
+        'open',
+      ),
+    )
     const delivered: unknown[] = []
     const {client, transport, events} = await connect({store, limits: {keptRequestBytes}})
     // The Client holds every request unanswered, as one waiting for a human would.
@@ -310,7 +464,16 @@ describe('answers waiting their turn', () => {
   async function heldAnswers(pings: number) {
     const mock = useMock()
     const held = holdAnswers()
-    interceptGets(mock, () => sse([Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join('')], 'open'))
+    interceptGets(mock, () =>
+      sse(
+        [
+          Array.from({length: pings}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})).join(
+            '',
+          ),
+        ],
+        'open',
+      ),
+    )
     const harness = await connect({limits: {maxConcurrentAnswers: 1}})
     return {...harness, ...held}
   }
@@ -345,9 +508,16 @@ describe('answers one after another', () => {
   it('leave no listener on the transport behind them: a dozen raise no MaxListenersExceededWarning', async () => {
     const warnings = await warningsDuring(async () => {
       const mock = useMock()
-      interceptGets(mock, () => sse(Array.from({length: 12}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})), 'open'))
+      interceptGets(mock, () =>
+        sse(
+          Array.from({length: 12}, (_, n) => frame(`p${n}`, {jsonrpc: '2.0', id: `ping-${n}`, method: 'ping'})),
+          'open',
+        ),
+      )
       const {client} = await connect({limits: {maxConcurrentAnswers: 1}})
-      await until(() => mock.log.filter((entry) => entry.method === 'POST' && entry.rpcMethod === undefined).length === 12)
+      await until(
+        () => mock.log.filter((entry) => entry.method === 'POST' && entry.rpcMethod === undefined).length === 12,
+      )
       await client.close()
     })
     expect(warnings).toEqual([])
@@ -355,7 +525,12 @@ describe('answers one after another', () => {
 })
 
 describe('server requests the Client holds unanswered', () => {
-  const sampling = (n: number): object => ({jsonrpc: '2.0', id: `held-${n}`, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10}})
+  const sampling = (n: number): object => ({
+    jsonrpc: '2.0',
+    id: `held-${n}`,
+    method: 'sampling/createMessage',
+    params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10},
+  })
 
   /** The IDs of the answers to `held-` requests, as the server takes them; `before` may hold one back first. */
   function takeAnswers(before: (id: unknown) => Promise<void> | undefined = () => undefined): unknown[] {
@@ -379,7 +554,10 @@ describe('server requests the Client holds unanswered', () => {
   async function flood(count: number, dedupeBytes?: number, after: object[] = []) {
     const mock = useMock()
     const taken = takeAnswers()
-    const frames = [...Array.from({length: count}, (_, n) => frame(`e${n}`, sampling(n))), ...after.map((message, n) => frame(`a${n}`, message))]
+    const frames = [
+      ...Array.from({length: count}, (_, n) => frame(`e${n}`, sampling(n))),
+      ...after.map((message, n) => frame(`a${n}`, message)),
+    ]
     interceptGets(mock, (_get, index) => (index === 0 ? sse(frames, 'open') : undefined))
     const harness = await connect({limits: {maxConcurrentAnswers: 1, dedupeBytes}})
     const gates: (() => void)[] = []
@@ -388,7 +566,10 @@ describe('server requests the Client holds unanswered', () => {
       return {model: 'm', role: 'assistant', content: {type: 'text', text: 'a'}}
     })
     const logged: unknown[] = []
-    harness.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data))
+    harness.client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (notification) => void logged.push(notification.params.data),
+    )
     return {...harness, mock, gates, taken, logged}
   }
 
@@ -397,7 +578,9 @@ describe('server requests the Client holds unanswered', () => {
     await until(() => gates.length === 8)
     await quiet(20)
     expect(gates).toHaveLength(8)
-    expect(eventsOf(events, 'limit-exceeded')).toEqual([{type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: 8, max: 8, stream: undefined, requestId: undefined}])
+    expect(eventsOf(events, 'limit-exceeded')).toEqual([
+      {type: 'limit-exceeded', limit: 'maxConcurrentAnswers', size: 8, max: 8, stream: undefined, requestId: undefined},
+    ])
     const handed: number[] = []
     for (let answer = 0; answer < 4; answer++) {
       gates[answer]!()
@@ -419,7 +602,7 @@ describe('server requests the Client holds unanswered', () => {
     await client.close()
   })
 
-  it('answered after their IDs were forgotten (dedupeBytes 8) still free the Client\'s room', async () => {
+  it("answered after their IDs were forgotten (dedupeBytes 8) still free the Client's room", async () => {
     const {client, gates, taken} = await flood(12, 8)
     await until(() => gates.length === 8)
     for (const gate of gates.slice(0, 4)) gate()
@@ -431,10 +614,16 @@ describe('server requests the Client holds unanswered', () => {
   it('an answer whose request was forgotten while its POST was on its way ends quietly, and the answers after it go on', async () => {
     const mock = useMock()
     let push: ((text: string) => void) | undefined
-    const body = new ReadableStream<Uint8Array>({start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text)))})
-    interceptGets(mock, (_get, index) => (index === 0 ? new Response(body, {headers: {'content-type': 'text/event-stream'}}) : undefined))
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => void (push = (text) => controller.enqueue(new TextEncoder().encode(text))),
+    })
+    interceptGets(mock, (_get, index) =>
+      index === 0 ? new Response(body, {headers: {'content-type': 'text/event-stream'}}) : undefined,
+    )
     const held: (() => void)[] = []
-    const taken = takeAnswers((id) => (id === 'held-0' ? new Promise<void>((resolve) => held.push(resolve)) : undefined))
+    const taken = takeAnswers((id) =>
+      id === 'held-0' ? new Promise<void>((resolve) => held.push(resolve)) : undefined,
+    )
     // dedupeBytes 8: a generation of IDs holds 4 characters, so each new ID of 6 pushes the one before it out.
     const {client, errors} = await connect({limits: {dedupeBytes: 8}})
     await until(() => push !== undefined)
@@ -470,7 +659,11 @@ describe('server requests the Client holds unanswered', () => {
     await client.callTool({name: 'echo'}).catch(() => 'expired')
     await client.close()
     await client.connect(transport)
-    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'new'}}))
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      model: 'm',
+      role: 'assistant',
+      content: {type: 'text', text: 'new'},
+    }))
     expect((await client.callTool({name: 'ask'})).content).toEqual([{type: 'text', text: 'new'}])
     expect(eventsOf(events, 'limit-exceeded').filter((event) => event.max === 8)).toEqual([])
     await client.close()
@@ -479,7 +672,11 @@ describe('server requests the Client holds unanswered', () => {
 
 describe('the weight of remembered server request IDs', () => {
   it.each([
-    ['string IDs weigh their length: the generations dropped for their weight are reported', ['abcd', 'efgh', 'ijkl'], true],
+    [
+      'string IDs weigh their length: the generations dropped for their weight are reported',
+      ['abcd', 'efgh', 'ijkl'],
+      true,
+    ],
     ['a number ID weighs nothing, and string IDs after it still weigh their length', [7, 'abcd', 'efgh', 'ijkl'], true],
     ['number IDs weigh nothing: nothing is dropped for its weight', [1, 2, 3, 4], false],
   ])('with dedupeBytes 8, %s', async (_what, ids, reported) => {
@@ -493,7 +690,14 @@ describe('the weight of remembered server request IDs', () => {
         return new Response(null, {status: 202})
       }),
     )
-    interceptGets(mock, (_get, index) => (index === 0 ? sse(ids.map((id) => frame(undefined, {jsonrpc: '2.0', id, method: 'ping'})), 'open') : undefined))
+    interceptGets(mock, (_get, index) =>
+      index === 0
+        ? sse(
+            ids.map((id) => frame(undefined, {jsonrpc: '2.0', id, method: 'ping'})),
+            'open',
+          )
+        : undefined,
+    )
     const {client, events} = await connect({limits: {dedupeBytes: 8}})
     await until(() => answered.length === ids.length)
     const reports = eventsOf(events, 'limit-exceeded')
@@ -508,7 +712,12 @@ describe('the weight of remembered server request IDs', () => {
 describe('a stream that waited for room in the Client', () => {
   it('leaves no listener on its signal once it went on: a long-lived stream does not gather one per wait', async () => {
     const mock = useMock()
-    const sampling = (n: number): object => ({jsonrpc: '2.0', id: `held-${n}`, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10}})
+    const sampling = (n: number): object => ({
+      jsonrpc: '2.0',
+      id: `held-${n}`,
+      method: 'sampling/createMessage',
+      params: {messages: [{role: 'user', content: {type: 'text', text: `q${n}`}}], maxTokens: 10},
+    })
     // Held until the test's handler is in place: the Client's own would answer them all at once, with no wait.
     let release: () => void = () => {}
     const ready = new Promise<void>((resolve) => (release = resolve))
@@ -538,10 +747,16 @@ describe('a stream that waited for room in the Client', () => {
       for (const open of gates.splice(0)) open()
       await quiet(5)
     }
-    const signals = new Set(added.mock.contexts.filter((target, call) => target instanceof AbortSignal && added.mock.calls[call]![0] === 'abort') as AbortSignal[])
+    const signals = new Set(
+      added.mock.contexts.filter(
+        (target, call) => target instanceof AbortSignal && added.mock.calls[call]![0] === 'abort',
+      ) as AbortSignal[],
+    )
     const listeners = [...signals].map((signal) => getEventListeners(signal, 'abort').length)
     // A signal holds a few listeners for good (the transport's lifetime, a stream's, a connection's): none one per wait.
-    expect(eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'maxConcurrentAnswers').length).toBeGreaterThanOrEqual(2)
+    expect(
+      eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'maxConcurrentAnswers').length,
+    ).toBeGreaterThanOrEqual(2)
     // Some signal was seen: over none, the maximum below would be -Infinity, and pass.
     expect(signals.size).toBeGreaterThan(0)
     expect(Math.max(...listeners)).toBeLessThanOrEqual(3)

@@ -22,7 +22,10 @@ const call = {jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: {nam
 function bodyText(wireId: number, ends: readonly string[], complete = true): string {
   const answer = JSON.stringify({jsonrpc: '2.0', id: wireId, result: {content: []}})
   const lines = [`id: e1`, `data: ${note}`, '', `id: e2`, `data: ${answer}`, '']
-  return lines.map((line, index) => line + ends[index]!).join('').slice(0, complete ? undefined : -ends[5]!.length)
+  return lines
+    .map((line, index) => line + ends[index]!)
+    .join('')
+    .slice(0, complete ? undefined : -ends[5]!.length)
 }
 
 /**
@@ -47,17 +50,26 @@ function chunked(text: string, cuts: readonly number[]): ReadableStream<Uint8Arr
 }
 
 /** What the transport delivers of a call whose answer is `text(wireId)`, cut before each of `cuts`; once its stream ended. */
-async function delivered(text: (wireId: number) => string, cuts: readonly number[]): Promise<{messages: JSONRPCMessage[]; closed: string[]}> {
+async function delivered(
+  text: (wireId: number) => string,
+  cuts: readonly number[],
+): Promise<{messages: JSONRPCMessage[]; closed: string[]}> {
   const closed: string[] = []
   const {fetch} = scripted((sent) => {
     if (sent.body?.includes('"tools/call"') !== true) return undefined
     const wireId = (JSON.parse(sent.body) as {id: number}).id
     return new Response(chunked(text(wireId), cuts), {headers: {'content-type': 'text/event-stream'}})
   })
-  const {transport, messages} = await started({fetch, onEvent: (event) => event.type === 'stream-closed' && event.stream === 'request' && closed.push(event.reason)})
+  const {transport, messages} = await started({
+    fetch,
+    onEvent: (event) => event.type === 'stream-closed' && event.stream === 'request' && closed.push(event.reason),
+  })
   await transport.send(initialize)
   await transport.send(call)
-  await until(() => closed.length === 1 || messages.some((message) => 'id' in message && message.id === 1 && 'error' in message), 2000)
+  await until(
+    () => closed.length === 1 || messages.some((message) => 'id' in message && message.id === 1 && 'error' in message),
+    2000,
+  )
   await transport.close()
   return {messages: messages.slice(1), closed}
 }
@@ -74,19 +86,38 @@ describe('line endings of an event stream', () => {
     )
   })
 
-  it.each(endings)('delivers an answer whose event ends at the very end of the body with %j, cut at every position', async (end) => {
-    const ends = Array.from({length: 6}, () => end)
-    const length = bodyText(1, ends).length
-    for (let cut = 0; cut <= length; cut++) {
-      const {messages} = await delivered((wireId) => bodyText(wireId, ends), [cut])
-      expect(messages.at(-1), `cut at ${cut}`).toEqual({jsonrpc: '2.0', id: 1, result: {content: []}})
-    }
-  })
+  it.each(endings)(
+    'delivers an answer whose event ends at the very end of the body with %j, cut at every position',
+    async (end) => {
+      const ends = Array.from({length: 6}, () => end)
+      const length = bodyText(1, ends).length
+      for (let cut = 0; cut <= length; cut++) {
+        const {messages} = await delivered((wireId) => bodyText(wireId, ends), [cut])
+        expect(messages.at(-1), `cut at ${cut}`).toEqual({jsonrpc: '2.0', id: 1, result: {content: []}})
+      }
+    },
+  )
 
-  it.each(endings)('discards an answer whose blank line is missing at the end of the body (%j): the call is settled, never answered twice', async (end) => {
-    const {messages} = await delivered((wireId) => bodyText(wireId, Array.from({length: 6}, () => end), false), [])
-    expect(messages[0]).toEqual(JSON.parse(note))
-    // The stream broke before its answer: its cursor (e1) is resumed, and the scripted server answers the GET 405.
-    expect(messages.slice(1)).toEqual([expect.objectContaining({id: 1, error: expect.objectContaining({data: expect.objectContaining({code: 'outcome-unknown'})})})])
-  })
+  it.each(endings)(
+    'discards an answer whose blank line is missing at the end of the body (%j): the call is settled, never answered twice',
+    async (end) => {
+      const {messages} = await delivered(
+        (wireId) =>
+          bodyText(
+            wireId,
+            Array.from({length: 6}, () => end),
+            false,
+          ),
+        [],
+      )
+      expect(messages[0]).toEqual(JSON.parse(note))
+      // The stream broke before its answer: its cursor (e1) is resumed, and the scripted server answers the GET 405.
+      expect(messages.slice(1)).toEqual([
+        expect.objectContaining({
+          id: 1,
+          error: expect.objectContaining({data: expect.objectContaining({code: 'outcome-unknown'})}),
+        }),
+      ])
+    },
+  )
 })

@@ -8,7 +8,11 @@ import type {OAuthClientProvider} from '@modelcontextprotocol/client'
 import * as v1 from '@modelcontextprotocol/sdk/client/auth.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {ResumableHTTPClientTransport, type OAuthClientModule, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {
+  ResumableHTTPClientTransport,
+  type OAuthClientModule,
+  type ResumableHTTPClientTransportOptions,
+} from '../../src/index.ts'
 import {connect, network, url, useMock} from '../fixtures/harness.ts'
 import {HeadlessOAuthClient} from '../fixtures/oauth-client.ts'
 import {grantingModule} from '../fixtures/oauth-module.ts'
@@ -26,10 +30,11 @@ function gate(token: string, refusal: () => Response): string[] {
   return seen
 }
 
-const challenge = (status: number, header: string): Response => new HttpResponse(null, {status, headers: {'www-authenticate': header}})
+const challenge = (status: number, header: string): Response =>
+  new HttpResponse(null, {status, headers: {'www-authenticate': header}})
 
 describe('oauthClient: the OAuth client the transport runs', () => {
-  it("a 401 runs the auth() of the module given, and the request goes out again with the token it saved", async () => {
+  it('a 401 runs the auth() of the module given, and the request goes out again with the token it saved', async () => {
     useMock()
     const seen = gate('fresh', () => challenge(401, 'Bearer scope="mcp:tools"'))
     const oauthClient = grantingModule([{token: 'fresh'}])
@@ -41,23 +46,39 @@ describe('oauthClient: the OAuth client the transport runs', () => {
   })
 
   it.each([
-    ['a scope the token lacks: a new authorization, a refresh could not widen it', 'mcp:write', 'mcp:read mcp:write', true],
+    [
+      'a scope the token lacks: a new authorization, a refresh could not widen it',
+      'mcp:write',
+      'mcp:read mcp:write',
+      true,
+    ],
     ['a scope the token has: the flow may refresh', 'mcp:read', 'mcp:read', false],
-  ])('a 403 insufficient_scope asks the flow for the scope of the token with the challenged one; %s', async (_what, challenged, union, forced) => {
-    useMock()
-    const authProvider = new HeadlessOAuthClient()
-    authProvider.saveTokens({access_token: 'narrow', token_type: 'Bearer', scope: 'mcp:read', refresh_token: 'refresh'})
-    const seen = gate('wide', () => challenge(403, `Bearer error="insufficient_scope", scope="${challenged}"`))
-    const oauthClient = grantingModule([{token: 'wide', scope: union}])
-    const {client} = await connect({authProvider, oauthClient})
-    expect(oauthClient.calls).toEqual([expect.objectContaining({scope: union, forceReauthorization: forced})])
-    expect(seen.slice(0, 2)).toEqual(['Bearer narrow', 'Bearer wide'])
-    await client.close()
-  })
+  ])(
+    'a 403 insufficient_scope asks the flow for the scope of the token with the challenged one; %s',
+    async (_what, challenged, union, forced) => {
+      useMock()
+      const authProvider = new HeadlessOAuthClient()
+      authProvider.saveTokens({
+        access_token: 'narrow',
+        token_type: 'Bearer',
+        scope: 'mcp:read',
+        refresh_token: 'refresh',
+      })
+      const seen = gate('wide', () => challenge(403, `Bearer error="insufficient_scope", scope="${challenged}"`))
+      const oauthClient = grantingModule([{token: 'wide', scope: union}])
+      const {client} = await connect({authProvider, oauthClient})
+      expect(oauthClient.calls).toEqual([expect.objectContaining({scope: union, forceReauthorization: forced})])
+      expect(seen.slice(0, 2)).toEqual(['Bearer narrow', 'Bearer wide'])
+      await client.close()
+    },
+  )
 
   it("finishAuth gives the flow the redirect's code and its iss (RFC 9207)", async () => {
     const oauthClient = grantingModule([{token: 'fresh'}])
-    const transport = new ResumableHTTPClientTransport(new URL(url), {authProvider: new HeadlessOAuthClient(), oauthClient})
+    const transport = new ResumableHTTPClientTransport(new URL(url), {
+      authProvider: new HeadlessOAuthClient(),
+      oauthClient,
+    })
     await transport.finishAuth('the-code', 'https://as.example')
     await transport.finishAuth('another-code')
     expect(oauthClient.calls).toEqual([
@@ -70,7 +91,9 @@ describe('oauthClient: the OAuth client the transport runs', () => {
     useMock()
     gate('never', () => challenge(401, 'Bearer'))
     const oauthClient = grantingModule([{token: 'unused'}], 'REDIRECT')
-    const failed = await connect({authProvider: new HeadlessOAuthClient(), oauthClient}).catch((error: unknown) => error)
+    const failed = await connect({authProvider: new HeadlessOAuthClient(), oauthClient}).catch(
+      (error: unknown) => error,
+    )
     expect(failed).toBeInstanceOf(v2.UnauthorizedError)
     expect(oauthClient.calls).toHaveLength(1)
   })
@@ -78,13 +101,23 @@ describe('oauthClient: the OAuth client the transport runs', () => {
   it('both SDK majors fit as modules, and the v2 OAuthClientProvider as authProvider', () => {
     const v2Provider: OAuthClientProvider = new HeadlessOAuthClient()
     for (const oauthClient of [v1, v2] satisfies OAuthClientModule[]) {
-      expect(new ResumableHTTPClientTransport(new URL(url), {authProvider: v2Provider, oauthClient})).toBeInstanceOf(ResumableHTTPClientTransport)
+      expect(new ResumableHTTPClientTransport(new URL(url), {authProvider: v2Provider, oauthClient})).toBeInstanceOf(
+        ResumableHTTPClientTransport,
+      )
     }
   })
 
   it.each<[string, ResumableHTTPClientTransportOptions, RegExp]>([
-    ['a module without auth()', {authProvider: new HeadlessOAuthClient(), oauthClient: {...v2, auth: undefined} as unknown as OAuthClientModule}, /oauthClient must be an SDK's OAuth client module, with auth\(\)/],
-    ['no authProvider to run it for', {oauthClient: v2}, /oauthClient runs the OAuth flow of an authProvider: give options.authProvider too/],
+    [
+      'a module without auth()',
+      {authProvider: new HeadlessOAuthClient(), oauthClient: {...v2, auth: undefined} as unknown as OAuthClientModule},
+      /oauthClient must be an SDK's OAuth client module, with auth\(\)/,
+    ],
+    [
+      'no authProvider to run it for',
+      {oauthClient: v2},
+      /oauthClient runs the OAuth flow of an authProvider: give options.authProvider too/,
+    ],
   ])('%s is a TypeError at construction that says what to give', (_what, options, message) => {
     expect(() => new ResumableHTTPClientTransport(new URL(url), options)).toThrow(message)
   })

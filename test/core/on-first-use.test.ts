@@ -8,7 +8,15 @@
  */
 import {createHash} from 'node:crypto'
 import {afterEach, describe, expect, it, vi} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type FetchLike, type Fence, type JsonValue, type Lease} from '../../src/index.ts'
+import {
+  isTransportError,
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  type FetchLike,
+  type Fence,
+  type JsonValue,
+  type Lease,
+} from '../../src/index.ts'
 import {callJournal} from '../../src/journal.ts'
 import {connectClient} from '../fixtures/client.ts'
 import {storedSession, until, url, useMock} from '../fixtures/harness.ts'
@@ -70,7 +78,10 @@ function recordingFetch(store: RecordingStore): {fetch: FetchLike; posts: {rpc: 
   const fetch: FetchLike = (input, init) => {
     if (init?.method === 'POST') {
       const message = JSON.parse(init.body as string) as {method?: string}
-      posts.push({rpc: message.method ?? 'answer', storedCalls: [...store.keys].filter((key) => key.includes('#call:')).length})
+      posts.push({
+        rpc: message.method ?? 'answer',
+        storedCalls: [...store.keys].filter((key) => key.includes('#call:')).length,
+      })
     }
     return globalThis.fetch(input, init)
   }
@@ -117,9 +128,15 @@ describe('the call journal, loaded on first use', () => {
     await storedSession(store)
     watch('journal')
     const {fetch, posts} = recordingFetch(store)
-    const transport = new ResumableHTTPClientTransport(new URL(url), {store, callJournal: true, durability: 'relaxed', fetch})
+    const transport = new ResumableHTTPClientTransport(new URL(url), {
+      store,
+      callJournal: true,
+      durability: 'relaxed',
+      fetch,
+    })
     const {client} = await connectClient(transport)
-    const batch = (): Promise<unknown[]> => Promise.all([client.listTools(), client.callTool({name: 'echo', arguments: {text: 'between'}}), client.ping()])
+    const batch = (): Promise<unknown[]> =>
+      Promise.all([client.listTools(), client.callTool({name: 'echo', arguments: {text: 'between'}}), client.ping()])
     await batch()
     const first = posts.splice(0).map((post) => post.rpc)
     await batch()
@@ -153,7 +170,9 @@ describe('the call journal, loaded on first use', () => {
     const failed = await outcome(transport.start())
     expect(isTransportError(failed, 'network'), String(failed)).toBe(true)
     expect(failed).toMatchObject({
-      message: expect.stringMatching(/^The call journal \(options\.callJournal\) could not be loaded: .+; where import\(\) is not allowed \(a service worker\), give options\.callJournal the journal itself: import \{callJournal\} from 'mcp-resumable-http\/journal'$/),
+      message: expect.stringMatching(
+        /^The call journal \(options\.callJournal\) could not be loaded: .+; where import\(\) is not allowed \(a service worker\), give options\.callJournal the journal itself: import \{callJournal\} from 'mcp-resumable-http\/journal'$/,
+      ),
       cause: expect.objectContaining({cause: missing}),
     })
     expect(store.touched).toEqual([])
@@ -179,7 +198,11 @@ describe("the SHA-256 of the server URL's query", () => {
   })
 
   /** A session stored under {@link namespace}, and a transport of that URL on the store, not started. */
-  async function storedUnderQuery(): Promise<{store: TouchedStore; transport: ResumableHTTPClientTransport; sent: {method: string; headers: Headers}[]}> {
+  async function storedUnderQuery(): Promise<{
+    store: TouchedStore
+    transport: ResumableHTTPClientTransport
+    sent: {method: string; headers: Headers}[]
+  }> {
     const store = new TouchedStore()
     await store.set(`${namespace}#session`, {sessionId: 'kept-1', requestIdsReserved: 200})
     store.touched.length = 0
@@ -223,7 +246,12 @@ describe("the SHA-256 of the server URL's query", () => {
     const {store, transport} = await storedUnderQuery()
     for (const failed of [await outcome(transport.prior()), await outcome(transport.start())]) {
       expect(isTransportError(failed, 'network'), String(failed)).toBe(true)
-      expect(failed).toMatchObject({message: expect.stringMatching(/^The SHA-256 of the server URL's query, which names its records in the store, could not be loaded: /), cause: expect.objectContaining({cause: missing})})
+      expect(failed).toMatchObject({
+        message: expect.stringMatching(
+          /^The SHA-256 of the server URL's query, which names its records in the store, could not be loaded: /,
+        ),
+        cause: expect.objectContaining({cause: missing}),
+      })
     }
     expect(store.touched).toEqual([])
     await transport.close()

@@ -7,7 +7,8 @@ import {MemoryStore, type JsonValue} from '../../src/index.ts'
 import {connect, dieMidCall, eventsOf, interceptGets, until, useMock} from '../fixtures/harness.ts'
 
 /** The counts announced by `pending-changed`, in order. */
-const counts = (events: Parameters<typeof eventsOf>[0]): number[] => eventsOf(events, 'pending-changed').map((event) => event.pending)
+const counts = (events: Parameters<typeof eventsOf>[0]): number[] =>
+  eventsOf(events, 'pending-changed').map((event) => event.pending)
 
 describe('pending requests', () => {
   it('counts each request from its send to its answer, and announces every change', async () => {
@@ -17,7 +18,9 @@ describe('pending requests', () => {
     // initialize went 0 → 1 → 0.
     expect(counts(events)).toEqual([1, 0])
     const seen: number[] = []
-    const slow = client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 20}}, undefined, {onprogress: () => seen.push(transport.pendingRequests)})
+    const slow = client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 20}}, undefined, {
+      onprogress: () => seen.push(transport.pendingRequests),
+    })
     const echo = client.callTool({name: 'echo'})
     expect(transport.pendingRequests).toBe(0) // the Client sends on a later turn
     await echo
@@ -36,7 +39,9 @@ describe('pending requests', () => {
     await expect(client.callTool({name: 'echo'})).rejects.toThrow()
     expect(transport.pendingRequests).toBe(0)
     const cancel = new AbortController()
-    const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 20}}, undefined, {signal: cancel.signal})
+    const call = client.callTool({name: 'slow', arguments: {steps: 50, delayMs: 20}}, undefined, {
+      signal: cancel.signal,
+    })
     await until(() => transport.pendingRequests === 1)
     cancel.abort()
     await expect(call).rejects.toThrow()
@@ -64,7 +69,9 @@ describe('pending requests', () => {
     expect(answer!.message).toMatchObject({result: {content: [{type: 'text', text: 'done after 6 steps'}]}})
     // The replayed progress of that call reaches the app with its values and the call it belongs to.
     const orphaned = eventsOf(after.events, 'orphaned-notification')
-    expect(orphaned.map((event) => (event.message as unknown as {params: {progress: number}}).params.progress)).toEqual([3, 4, 5, 6])
+    expect(orphaned.map((event) => (event.message as unknown as {params: {progress: number}}).params.progress)).toEqual(
+      [3, 4, 5, 6],
+    )
     for (const event of orphaned) {
       expect(event.call).toEqual({method: 'tools/call', name: 'slow', clientId: 1})
       // On the wire, the token is the request's wire ID: the ID its unmatched answer carries.
@@ -93,7 +100,11 @@ describe('pending requests', () => {
     const store = new MemoryStore()
     await dieMidCall(store, 1)
     // The resumed stream stays open and silent: the call is still pending when the transport closes.
-    interceptGets(mock, (get) => (get.lastEventId === undefined ? undefined : new Response(new ReadableStream(), {headers: {'content-type': 'text/event-stream'}})))
+    interceptGets(mock, (get) =>
+      get.lastEventId === undefined
+        ? undefined
+        : new Response(new ReadableStream(), {headers: {'content-type': 'text/event-stream'}}),
+    )
 
     const after = await connect({store})
     await until(() => after.transport.metrics.streamResumptions === 1)
@@ -103,4 +114,3 @@ describe('pending requests', () => {
     expect(counts(after.events)).toEqual([1, 0])
   })
 })
-

@@ -32,8 +32,10 @@ async function driven(options: ResumableHTTPClientTransportOptions = {}) {
   await transport.start()
   const params = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}
   await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params})
-  const call = (id: number): Promise<void> => transport.send({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo'}})
-  const answerTo = (id: number): JSONRPCMessage | undefined => messages.find((message) => 'id' in message && message.id === id)
+  const call = (id: number): Promise<void> =>
+    transport.send({jsonrpc: '2.0', id, method: 'tools/call', params: {name: 'echo'}})
+  const answerTo = (id: number): JSONRPCMessage | undefined =>
+    messages.find((message) => 'id' in message && message.id === id)
   return {transport, events, messages, call, answerTo}
 }
 
@@ -57,16 +59,19 @@ describe('JSON responses', () => {
   it.each([
     ['text/html', '<html>proxy error</html>'],
     ['application/json-seq', '{}'],
-  ])('a request answered 200 with content type %s is rejected with outcome-unknown (the server took it) and not sent again', async (type, text) => {
-    useMock()
-    const {client} = await connect()
-    const calls = answerToolCalls(() => new HttpResponse(text, {headers: {'content-type': type}}))
-    const error = await failure(client.callTool({name: 'echo'}))
-    expect(codeOf(error)).toBe('outcome-unknown')
-    await client.listTools()
-    expect(calls).toHaveLength(1)
-    await client.close()
-  })
+  ])(
+    'a request answered 200 with content type %s is rejected with outcome-unknown (the server took it) and not sent again',
+    async (type, text) => {
+      useMock()
+      const {client} = await connect()
+      const calls = answerToolCalls(() => new HttpResponse(text, {headers: {'content-type': type}}))
+      const error = await failure(client.callTool({name: 'echo'}))
+      expect(codeOf(error)).toBe('outcome-unknown')
+      await client.listTools()
+      expect(calls).toHaveLength(1)
+      await client.close()
+    },
+  )
 })
 
 describe('a stream that breaks before any event ID', () => {
@@ -118,7 +123,11 @@ async function primingMovesTheCursor(priming: string): Promise<void> {
 
   expect(resumes).toEqual([{lastEventId: 'e1', sessionId: 'session-1'}])
   // Stored when the connection broke: nothing was delivered before it, so the write could wait until then.
-  expect(store.writes).toContainEqual({op: 'set', key: expect.stringMatching(/#stream:request:\d+$/), value: expect.objectContaining({lastEventId: 'e1', retryMs: 1})})
+  expect(store.writes).toContainEqual({
+    op: 'set',
+    key: expect.stringMatching(/#stream:request:\d+$/),
+    value: expect.objectContaining({lastEventId: 'e1', retryMs: 1}),
+  })
   expect(seen.map((message) => ('id' in message ? message.id : undefined))).toEqual([calls[0]!.id])
   expect(errors).toEqual([])
   expect(calls).toHaveLength(1)
@@ -129,7 +138,8 @@ describe('priming events', () => {
   it('a priming event (ID, empty data) moves the cursor, is stored, and is never parsed or delivered', () =>
     primingMovesTheCursor('id: e1\ndata: \n\n'))
 
-  it('a priming event with no data line (an ID alone) moves the cursor too, as WHATWG says', () => primingMovesTheCursor('id: e1\n\n'))
+  it('a priming event with no data line (an ID alone) moves the cursor too, as WHATWG says', () =>
+    primingMovesTheCursor('id: e1\n\n'))
 })
 
 describe('a stream that ends after its response', () => {
@@ -141,8 +151,13 @@ describe('a stream that ends after its response', () => {
     const mock = useMock()
     const store = new RecordingStore()
     const {client, transport, events} = await connect({store})
-    const calls = answerToolCalls((id) => sse(['retry: 1\nid: e1\ndata: \n\n', frame('e2', {jsonrpc: '2.0', id, ...outcome})], end))
-    const error = await client.callTool({name: 'echo'}).then(() => undefined, (e: unknown) => e)
+    const calls = answerToolCalls((id) =>
+      sse(['retry: 1\nid: e1\ndata: \n\n', frame('e2', {jsonrpc: '2.0', id, ...outcome})], end),
+    )
+    const error = await client.callTool({name: 'echo'}).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     if ('error' in outcome) expect(error).toMatchObject({code: -32602})
     else expect(error).toBeUndefined()
     await client.listTools()
@@ -161,7 +176,9 @@ describe('a stream that ends after its response', () => {
     const {client, events} = await connect()
     await client.callTool({name: 'slow', arguments: {steps: 1}})
     await until(() => eventsOf(events, 'stream-closed').length > 0, 300)
-    expect(eventsOf(events, 'stream-closed')).toEqual([expect.objectContaining({stream: 'request', reason: 'completed'})])
+    expect(eventsOf(events, 'stream-closed')).toEqual([
+      expect.objectContaining({stream: 'request', reason: 'completed'}),
+    ])
     await client.close()
   })
 })
@@ -198,7 +215,9 @@ describe('no retry: backoff, attempts counted per stream', () => {
     expect(codeOf(error)).toBe('outcome-unknown')
     expect(resumes.map((resume) => resume.lastEventId)).toEqual(['e1', 'e2', 'e3', 'e4', 'e4'])
     expect(eventsOf(events, 'reconnect').map((event) => event.attempt)).toEqual([1, 1, 1, 1, 2])
-    expect(eventsOf(events, 'stream-closed')).toContainEqual(expect.objectContaining({stream: 'request', reason: 'given-up'}))
+    expect(eventsOf(events, 'stream-closed')).toContainEqual(
+      expect.objectContaining({stream: 'request', reason: 'given-up'}),
+    )
     expect(transport.metrics.streamResumptions).toBe(5)
     expect(calls).toHaveLength(1)
     await client.close()
@@ -207,7 +226,9 @@ describe('no retry: backoff, attempts counted per stream', () => {
   it('between failed attempts the delay grows by factor, capped by maxDelayMs', async () => {
     vi.spyOn(Math, 'random').mockReturnValue(0) // no jitter: exactly minDelayMs × factor^n
     const mock = useMock()
-    const {transport, call, answerTo} = await driven({reconnect: {maxAttempts: 3, minDelayMs: 100, factor: 3, maxDelayMs: 250}})
+    const {transport, call, answerTo} = await driven({
+      reconnect: {maxAttempts: 3, minDelayMs: 100, factor: 3, maxDelayMs: 250},
+    })
     answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
     const resumes = answerResumes(mock, () => sse([], 'close'))
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
@@ -244,12 +265,16 @@ describe('network error mid-stream', () => {
     await until(() => mock.requests('GET').length === 1)
     mock.faults.cutNext({after: 3, how: 'error', on: 'POST'})
     const progress: number[] = []
-    await client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {onprogress: (p) => progress.push(p.progress)})
+    await client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    })
 
     const [, tool] = mock.session().streams
     const lastBeforeDrop = tool!.events[2]!.id
     const resumes = mock.log.filter((entry) => entry.lastEventId !== undefined)
-    expect(resumes).toEqual([expect.objectContaining({method: 'GET', lastEventId: lastBeforeDrop, sessionId: 'session-1'})])
+    expect(resumes).toEqual([
+      expect.objectContaining({method: 'GET', lastEventId: lastBeforeDrop, sessionId: 'session-1'}),
+    ])
     const stored = store.writes.map((write) => JSON.stringify(write.value))
     expect(stored.some((value) => value.includes(`"lastEventId":"${lastBeforeDrop}"`))).toBe(true)
     expect(progress).toEqual([1, 2, 3, 4, 5])

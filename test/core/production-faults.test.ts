@@ -57,25 +57,28 @@ describe('a resume answered "not now"', () => {
     ['an HTTP date already past', () => new Date(0).toUTCString(), 0],
     ['unreadable', () => 'soon', 0],
     ['a fraction, which is no number of seconds (RFC 9110 delay-seconds are digits)', () => '1.5', 0],
-  ])('waits what a Retry-After of %s asks for, cut to limits.maxRetryMs, before resuming again', async (_what, header, waited) => {
-    const mock = useMock()
-    const at: number[] = []
-    const resumes = answerResumes(mock, (n) => {
-      at.push(Date.now())
-      return n === 1 ? new Response(null, {status: 503, headers: {'retry-after': header()}}) : undefined
-    })
-    const {client} = await connect({limits: {maxRetryMs: 300}, reconnect: {minDelayMs: 1, maxDelayMs: 2}})
-    mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
-    await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, withProgress)
+  ])(
+    'waits what a Retry-After of %s asks for, cut to limits.maxRetryMs, before resuming again',
+    async (_what, header, waited) => {
+      const mock = useMock()
+      const at: number[] = []
+      const resumes = answerResumes(mock, (n) => {
+        at.push(Date.now())
+        return n === 1 ? new Response(null, {status: 503, headers: {'retry-after': header()}}) : undefined
+      })
+      const {client} = await connect({limits: {maxRetryMs: 300}, reconnect: {minDelayMs: 1, maxDelayMs: 2}})
+      mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
+      await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, withProgress)
 
-    expect(resumes).toHaveLength(2)
-    const gap = at[1]! - at[0]!
-    expect(gap).toBeGreaterThanOrEqual(waited - 20)
-    // Without a wait asked for, the next attempt is the 1 to 2 ms backoff, well under the cap (however busy the machine).
-    if (waited === 0) expect(gap).toBeLessThan(250)
-    expect(mock.executions).toEqual({slow: 1})
-    await client.close()
-  })
+      expect(resumes).toHaveLength(2)
+      const gap = at[1]! - at[0]!
+      expect(gap).toBeGreaterThanOrEqual(waited - 20)
+      // Without a wait asked for, the next attempt is the 1 to 2 ms backoff, well under the cap (however busy the machine).
+      if (waited === 0) expect(gap).toBeLessThan(250)
+      expect(mock.executions).toEqual({slow: 1})
+      await client.close()
+    },
+  )
 })
 
 describe('the standalone stream', () => {
@@ -98,15 +101,18 @@ describe('what a failed call says', () => {
     ['202 and no body', () => new HttpResponse(null, {status: 202})],
     ['200 and an empty body', () => new HttpResponse('', {status: 200})],
     ['502 from a gateway', () => new HttpResponse('bad gateway', {status: 502})],
-  ])('outcome-unknown when the server took the request and answered %s: it may have run, and is not sent again', async (_what, reply) => {
-    useMock()
-    const {client} = await connect()
-    const calls = answerToolCalls(reply)
-    expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('outcome-unknown')
-    await client.listTools()
-    expect(calls).toHaveLength(1)
-    await client.close()
-  })
+  ])(
+    'outcome-unknown when the server took the request and answered %s: it may have run, and is not sent again',
+    async (_what, reply) => {
+      useMock()
+      const {client} = await connect()
+      const calls = answerToolCalls(reply)
+      expect(codeOf(await failure(client.callTool({name: 'echo'})))).toBe('outcome-unknown')
+      await client.listTools()
+      expect(calls).toHaveLength(1)
+      await client.close()
+    },
+  )
 
   it("an error the app's own fetch throws (the SDK's withOAuth: UnauthorizedError) reaches the caller as it was thrown", async () => {
     useMock()

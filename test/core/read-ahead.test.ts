@@ -35,7 +35,8 @@ const turns = async (n: number): Promise<void> => {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setTimeout(resolve, 0))
 }
 
-const bytesOf = (events: number): number => encoder.encode(Array.from({length: events}, (_, n) => ping(n)).join('')).length
+const bytesOf = (events: number): number =>
+  encoder.encode(Array.from({length: events}, (_, n) => ping(n)).join('')).length
 
 describe('the read-ahead of a stream', () => {
   it('stops reading at its bound in bytes while the consumer takes nothing, and parses nothing meanwhile', async () => {
@@ -70,9 +71,12 @@ describe('the read-ahead of a stream', () => {
   })
 
   it('takes notifications by the thousand: only what may be a server request weighs its handling', async () => {
-    const note = (n: number): string => `id: n${n}\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":${n}}}\n\n`
+    const note = (n: number): string =>
+      `id: n${n}\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":${n}}}\n\n`
     // Fifty to a chunk: a batch is cut between chunks, so weighing them as requests would make many batches.
-    const chunks = Array.from({length: 100}, (_, chunk) => Array.from({length: 50}, (_, n) => note(chunk * 50 + n)).join(''))
+    const chunks = Array.from({length: 100}, (_, chunk) =>
+      Array.from({length: 50}, (_, n) => note(chunk * 50 + n)).join(''),
+    )
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const chunk of chunks) controller.enqueue(encoder.encode(chunk))
@@ -94,7 +98,10 @@ describe('the read-ahead of a stream', () => {
 })
 
 /** A body that hands out `parts` (text or bytes) one read at a time, then ends, or fails with `failure`. */
-function bodyOf(parts: (string | Uint8Array)[], failure?: unknown): {body: ReadableStream<Uint8Array>; cancelled: unknown[]} {
+function bodyOf(
+  parts: (string | Uint8Array)[],
+  failure?: unknown,
+): {body: ReadableStream<Uint8Array>; cancelled: unknown[]} {
   const cancelled: unknown[] = []
   let next = 0
   const body = new ReadableStream<Uint8Array>(
@@ -115,7 +122,9 @@ function bodyOf(parts: (string | Uint8Array)[], failure?: unknown): {body: Reada
 }
 
 /** Every batch until the end, and how reading ended: `undefined` for the body's end, else the rejection. */
-async function drain(batches: EventBatches): Promise<{events: string[]; retries: (number | undefined)[]; failure: unknown}> {
+async function drain(
+  batches: EventBatches,
+): Promise<{events: string[]; retries: (number | undefined)[]; failure: unknown}> {
   const events: string[] = []
   const retries: (number | undefined)[] = []
   try {
@@ -143,8 +152,15 @@ describe('the batches of a stream', () => {
   it('decodes any bytes, cut anywhere, to the text a streaming decoder gives, invalid sequences included', async () => {
     // Bytes of every kind but line ends (one data line): ASCII, the leads and continuations of 2-, 3- and 4-byte
     // characters, and bytes no character has (0xC0, 0xF8, 0xFF).
-    const byte = fc.oneof(fc.integer({min: 0x20, max: 0x7f}), fc.integer({min: 0x80, max: 0xbf}), fc.integer({min: 0xc0, max: 0xff}))
-    const texts = fc.oneof(fc.string({unit: 'grapheme', maxLength: 40}).map((text) => [...encoder.encode(text.replace(/[\r\n]/g, ''))]), fc.array(byte, {maxLength: 40}))
+    const byte = fc.oneof(
+      fc.integer({min: 0x20, max: 0x7f}),
+      fc.integer({min: 0x80, max: 0xbf}),
+      fc.integer({min: 0xc0, max: 0xff}),
+    )
+    const texts = fc.oneof(
+      fc.string({unit: 'grapheme', maxLength: 40}).map((text) => [...encoder.encode(text.replace(/[\r\n]/g, ''))]),
+      fc.array(byte, {maxLength: 40}),
+    )
     await fc.assert(
       fc.asyncProperty(texts, fc.array(fc.nat(), {maxLength: 6}), async (payload, cuts) => {
         const bytes = new Uint8Array([...encoder.encode('data: '), ...payload, 10, 10])
@@ -160,19 +176,34 @@ describe('the batches of a stream', () => {
   it('drops a byte order mark at the start of the stream, even cut in two, and keeps one anywhere else', async () => {
     const mark = [0xef, 0xbb, 0xbf]
     const data = encoder.encode('data: a\n\n')
-    const {body} = bodyOf([new Uint8Array(0), new Uint8Array(mark.slice(0, 2)), new Uint8Array([mark[2]!, ...data]), new Uint8Array([...mark, ...encoder.encode('data: b\n\n')])])
+    const {body} = bodyOf([
+      new Uint8Array(0),
+      new Uint8Array(mark.slice(0, 2)),
+      new Uint8Array([mark[2]!, ...data]),
+      new Uint8Array([...mark, ...encoder.encode('data: b\n\n')]),
+    ])
     // U+FEFF at the start of a line is no field name the parser knows: that line is ignored, and the event with it.
     expect((await drain(new EventBatches(body, new AbortController().signal, 1024, () => {}))).events).toEqual(['a'])
     const inData = bodyOf([encoder.encode('data: '), new Uint8Array([...mark, ...encoder.encode('a\n\n')])])
-    expect((await drain(new EventBatches(inData.body, new AbortController().signal, 1024, () => {}))).events).toEqual(['\uFEFFa'])
+    expect((await drain(new EventBatches(inData.body, new AbortController().signal, 1024, () => {}))).events).toEqual([
+      '\uFEFFa',
+    ])
   })
 
   it('hands over a `retry` that came without any event, and the last of several', async () => {
     const {body} = bodyOf(['retry: 2500\n\n'])
-    expect(await drain(new EventBatches(body, new AbortController().signal, 1024, () => {}))).toEqual({events: [], retries: [2500], failure: undefined})
+    expect(await drain(new EventBatches(body, new AbortController().signal, 1024, () => {}))).toEqual({
+      events: [],
+      retries: [2500],
+      failure: undefined,
+    })
     const several = bodyOf(['retry: 100\nretry: 300\ndata: a\n\n'])
     await turns(5)
-    expect(await drain(new EventBatches(several.body, new AbortController().signal, 1024, () => {}))).toEqual({events: ['a'], retries: [300], failure: undefined})
+    expect(await drain(new EventBatches(several.body, new AbortController().signal, 1024, () => {}))).toEqual({
+      events: ['a'],
+      retries: [300],
+      failure: undefined,
+    })
   })
 
   it('ignores a `retry` that is not a number and a field it does not know, and goes on', async () => {
@@ -184,7 +215,10 @@ describe('the batches of a stream', () => {
   it('hands over what arrived before a dropped connection, then rejects with its error, wrapped when it is no Error', async () => {
     const dropped = new TypeError('terminated')
     const {body} = bodyOf(['data: a\n\n', 'data: b\n\n'], dropped)
-    expect(await drain(new EventBatches(body, new AbortController().signal, 1024, () => {}))).toMatchObject({events: ['a', 'b'], failure: dropped})
+    expect(await drain(new EventBatches(body, new AbortController().signal, 1024, () => {}))).toMatchObject({
+      events: ['a', 'b'],
+      failure: dropped,
+    })
     const odd = bodyOf(['data: a\n\n'], 'reset by peer')
     const {events, failure} = await drain(new EventBatches(odd.body, new AbortController().signal, 1024, () => {}))
     expect(events).toEqual(['a'])
@@ -201,7 +235,13 @@ describe('the batches of a stream', () => {
   })
 
   it('hands over the events before one past maxEventBytes, reports it once, stops reading, then rejects', async () => {
-    const {body, cancelled} = bodyOf(['data: a\n\n', `data: ${'x'.repeat(200)}`, 'y'.repeat(200), '\n\ndata: b\n\n', 'data: c\n\n'])
+    const {body, cancelled} = bodyOf([
+      'data: a\n\n',
+      `data: ${'x'.repeat(200)}`,
+      'y'.repeat(200),
+      '\n\ndata: b\n\n',
+      'data: c\n\n',
+    ])
     let reports = 0
     const batches = new EventBatches(body, new AbortController().signal, 100, () => reports++)
     await turns(20)
@@ -221,7 +261,8 @@ describe('the batches of a stream', () => {
     const taken: (string | undefined)[] = []
     let failure: unknown
     try {
-      for (let batch = await batches.next(); batch !== undefined; batch = await batches.next()) taken.push(...batch.events.map((event) => event.id))
+      for (let batch = await batches.next(); batch !== undefined; batch = await batches.next())
+        taken.push(...batch.events.map((event) => event.id))
     } catch (error) {
       failure = error
     }
@@ -237,7 +278,11 @@ describe('the batches of a stream', () => {
     let pulls = 0
     // One event, then nothing, for ever: the body ends only when cancelled.
     const body = new ReadableStream<Uint8Array>(
-      {pull: (controller) => (pulls++ === 0 ? controller.enqueue(encoder.encode('data: a\n\n')) : new Promise(() => {})), cancel: (reason) => void cancelled.push(reason)},
+      {
+        pull: (controller) =>
+          pulls++ === 0 ? controller.enqueue(encoder.encode('data: a\n\n')) : new Promise(() => {}),
+        cancel: (reason) => void cancelled.push(reason),
+      },
       {highWaterMark: 0},
     )
     const controller = new AbortController()

@@ -11,38 +11,46 @@ function remembered<K>(recent: RecentMap<K, unknown>, added: Iterable<K>): K[] {
 describe('RecentMap: the bounded memory behind de-duplication', () => {
   it('remembers at least the last `capacity` keys and at most twice that, whatever the sequence', () => {
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 8}), fc.array(fc.integer({min: 0, max: 40}), {maxLength: 300}), (capacity, keys) => {
-        const recent = new RecentMap<number, true>(capacity)
-        const added: number[] = []
-        for (const key of keys) {
-          const lastKeys = new Set(added.slice(-capacity))
-          const isNew = recent.addIfNew(key, true)
-          // Never a false duplicate for a key never added; always a duplicate for one among the last `capacity`.
-          if (!added.includes(key)) expect(isNew).toBe(true)
-          if (lastKeys.has(key)) expect(isNew).toBe(false)
-          if (isNew) added.push(key)
-        }
-        expect(remembered(recent, added).length).toBeLessThanOrEqual(2 * capacity)
-        for (const key of added.slice(-capacity)) expect(recent.has(key)).toBe(true)
-      }),
+      fc.property(
+        fc.integer({min: 1, max: 8}),
+        fc.array(fc.integer({min: 0, max: 40}), {maxLength: 300}),
+        (capacity, keys) => {
+          const recent = new RecentMap<number, true>(capacity)
+          const added: number[] = []
+          for (const key of keys) {
+            const lastKeys = new Set(added.slice(-capacity))
+            const isNew = recent.addIfNew(key, true)
+            // Never a false duplicate for a key never added; always a duplicate for one among the last `capacity`.
+            if (!added.includes(key)) expect(isNew).toBe(true)
+            if (lastKeys.has(key)) expect(isNew).toBe(false)
+            if (isNew) added.push(key)
+          }
+          expect(remembered(recent, added).length).toBeLessThanOrEqual(2 * capacity)
+          for (const key of added.slice(-capacity)) expect(recent.has(key)).toBe(true)
+        },
+      ),
     )
   })
 
   it('weighs what it remembers: never more than maxBytes plus two keys, however few keys that is', () => {
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 200}), fc.array(fc.string({maxLength: 60}), {maxLength: 300}), (maxBytes, keys) => {
-        const recent = new RecentMap<string, true>(1000, maxBytes, (key) => key.length)
-        const added: string[] = []
-        for (const key of keys) {
-          if (!added.includes(key)) expect(recent.addIfNew(key, true)).toBe(true)
-          else recent.addIfNew(key, true)
-          added.push(key)
-          const weight = remembered(recent, added).reduce((sum, key) => sum + key.length, 0)
-          expect(weight).toBeLessThanOrEqual(maxBytes + 2 * 60)
-        }
-        // The last key is always remembered.
-        if (keys.length > 0) expect(recent.has(keys.at(-1)!)).toBe(true)
-      }),
+      fc.property(
+        fc.integer({min: 1, max: 200}),
+        fc.array(fc.string({maxLength: 60}), {maxLength: 300}),
+        (maxBytes, keys) => {
+          const recent = new RecentMap<string, true>(1000, maxBytes, (key) => key.length)
+          const added: string[] = []
+          for (const key of keys) {
+            if (!added.includes(key)) expect(recent.addIfNew(key, true)).toBe(true)
+            else recent.addIfNew(key, true)
+            added.push(key)
+            const weight = remembered(recent, added).reduce((sum, key) => sum + key.length, 0)
+            expect(weight).toBeLessThanOrEqual(maxBytes + 2 * 60)
+          }
+          // The last key is always remembered.
+          if (keys.length > 0) expect(recent.has(keys.at(-1)!)).toBe(true)
+        },
+      ),
     )
   })
 
@@ -58,25 +66,29 @@ describe('RecentMap: the bounded memory behind de-duplication', () => {
 
   it('set keeps the last value of a key, bounded like addIfNew by count and by weight', () => {
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 6}), fc.array(fc.tuple(fc.integer({min: 0, max: 20}), fc.integer()), {maxLength: 200}), (capacity, writes) => {
-        const byCount = new RecentMap<number, number>(capacity)
-        const byWeight = new RecentMap<number, number>(1000, 2 * capacity, () => 1)
-        const last = new Map<number, number>()
-        const order: number[] = []
-        for (const [key, value] of writes) {
-          byCount.set(key, value)
-          byWeight.set(key, value)
-          last.set(key, value)
-          order.splice(order.indexOf(key) >>> 0, order.includes(key) ? 1 : 0)
-          order.push(key)
-          for (const recent of [byCount, byWeight]) {
-            // The last `capacity` keys written are remembered with their last value; never more than twice that.
-            for (const recentKey of order.slice(-capacity)) expect(recent.get(recentKey)).toBe(last.get(recentKey))
-            expect(remembered(recent, order).length).toBeLessThanOrEqual(2 * capacity)
-            for (const key of remembered(recent, order)) expect(recent.get(key)).toBe(last.get(key))
+      fc.property(
+        fc.integer({min: 1, max: 6}),
+        fc.array(fc.tuple(fc.integer({min: 0, max: 20}), fc.integer()), {maxLength: 200}),
+        (capacity, writes) => {
+          const byCount = new RecentMap<number, number>(capacity)
+          const byWeight = new RecentMap<number, number>(1000, 2 * capacity, () => 1)
+          const last = new Map<number, number>()
+          const order: number[] = []
+          for (const [key, value] of writes) {
+            byCount.set(key, value)
+            byWeight.set(key, value)
+            last.set(key, value)
+            order.splice(order.indexOf(key) >>> 0, order.includes(key) ? 1 : 0)
+            order.push(key)
+            for (const recent of [byCount, byWeight]) {
+              // The last `capacity` keys written are remembered with their last value; never more than twice that.
+              for (const recentKey of order.slice(-capacity)) expect(recent.get(recentKey)).toBe(last.get(recentKey))
+              expect(remembered(recent, order).length).toBeLessThanOrEqual(2 * capacity)
+              for (const key of remembered(recent, order)) expect(recent.get(key)).toBe(last.get(key))
+            }
           }
-        }
-      }),
+        },
+      ),
     )
   })
 

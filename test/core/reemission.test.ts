@@ -15,7 +15,9 @@ describe('server requests of a call whose stream was given up', () => {
   it('are re-emitted to the standalone stream, which re-attaches without cursor at once though its connection was healthy, and answered once', async () => {
     const server = useMock()
     const s = await connect()
-    await until(() => server.sessions()[0]?.streams.some((stream) => stream.kind === 'standalone' && stream.connected) === true)
+    await until(
+      () => server.sessions()[0]?.streams.some((stream) => stream.kind === 'standalone' && stream.connected) === true,
+    )
     // The call's POST is cut before its first event ID: nothing can resume it, and its tool asks meanwhile.
     server.faults.cutNext({afterBytes: 1, how: 'error', on: 'POST'})
     const call = s.client.callTool({name: 'ask', arguments: {count: 2, kind: 'sampling'}})
@@ -24,7 +26,9 @@ describe('server requests of a call whose stream was given up', () => {
     await until(() => server.pendingRequests().length === 0)
     expect(s.sampled.sort()).toEqual(['question 1', 'question 2'])
     expect([...server.answers.values()].map((answers) => answers.length)).toEqual([1, 1])
-    expect(eventsOf(s.events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', headers: {'last-event-id': undefined}}])
+    expect(eventsOf(s.events, 'reconnect')).toMatchObject([
+      {stream: 'standalone', branch: 'session-resumption', headers: {'last-event-id': undefined}},
+    ])
     expect(server.requests('GET').at(-1)).toMatchObject({lastEventId: undefined, status: 200})
     expect(server.counters.reemittedRequests).toBe(2)
     expect(server.executions).toEqual({ask: 1})
@@ -34,7 +38,9 @@ describe('server requests of a call whose stream was given up', () => {
   it('are re-emitted when the POST failed after the server took it, before its stream could be read', async () => {
     const server = useMock()
     const s = await connect()
-    await until(() => server.sessions()[0]?.streams.some((stream) => stream.kind === 'standalone' && stream.connected) === true)
+    await until(
+      () => server.sessions()[0]?.streams.some((stream) => stream.kind === 'standalone' && stream.connected) === true,
+    )
     // The server takes the call and its tool runs, but the answer never reaches the client (a reset connection).
     network.use(
       http.post(url, async ({request}) => {
@@ -49,7 +55,9 @@ describe('server requests of a call whose stream was given up', () => {
     await until(() => server.pendingRequests().length === 0)
     expect(s.sampled.sort()).toEqual(['question 1', 'question 2'])
     expect(server.counters.reemittedRequests).toBe(2)
-    expect(eventsOf(s.events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', headers: {'last-event-id': undefined}}])
+    expect(eventsOf(s.events, 'reconnect')).toMatchObject([
+      {stream: 'standalone', branch: 'session-resumption', headers: {'last-event-id': undefined}},
+    ])
     expect(server.executions).toEqual({ask: 1})
     await s.client.close()
   })
@@ -76,7 +84,9 @@ describe('an answer to a server request that the server never took', () => {
       }),
     )
     const before = await connect({store})
-    const call = before.client.callTool({name: 'ask', arguments: {count: 1, kind: 'sampling'}}).catch((error: unknown) => error)
+    const call = before.client
+      .callTool({name: 'ask', arguments: {count: 1, kind: 'sampling'}})
+      .catch((error: unknown) => error)
     await posted
     died = true
     await before.transport.close()
@@ -90,7 +100,9 @@ describe('an answer to a server request that the server never took', () => {
     expect(server.counters.reemittedRequests).toBe(0)
     expect(before.sampled).toEqual(['question 1'])
     expect(after.sampled).toEqual([])
-    expect([...server.answers.values()].map((answers) => answers.map((answer) => answer['result']))).toMatchObject([[{content: {text: 'answer 1'}}]])
+    expect([...server.answers.values()].map((answers) => answers.map((answer) => answer['result']))).toMatchObject([
+      [{content: {text: 'answer 1'}}],
+    ])
     expect(server.executions).toEqual({ask: 1})
     // Taken by the server: no longer kept for a restart.
     await after.client.close()
@@ -116,7 +128,9 @@ describe('a response stream a killed process never recorded', () => {
       }),
     )
     const before = await connect({store})
-    const call = before.client.callTool({name: 'ask', arguments: {count: 1, kind: 'sampling'}}).catch((error: unknown) => error)
+    const call = before.client
+      .callTool({name: 'ask', arguments: {count: 1, kind: 'sampling'}})
+      .catch((error: unknown) => error)
     await until(() => server.pendingRequests().length === 1)
     died = true
     await before.transport.close()

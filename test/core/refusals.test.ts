@@ -22,7 +22,10 @@ describe('a refused cursor', () => {
     await store.set(`mcp-resumable-http:${url}#stream:${stream}`, {sessionId: 'session-1', lastEventId: 'bogus'})
 
     const second = await connect({store})
-    await until(() => eventsOf(second.events, 'cursor-rejected').length === 1 && mock.requests('GET').length === expected.length - 1)
+    await until(
+      () =>
+        eventsOf(second.events, 'cursor-rejected').length === 1 && mock.requests('GET').length === expected.length - 1,
+    )
     await second.client.close()
     const third = await connect({store})
     await until(() => mock.requests('GET').length === expected.length)
@@ -55,7 +58,9 @@ describe('closing', () => {
     const mock = useMock()
     const {client, events, errors} = await connect()
     mock.faults.cutNext({after: 2, how: 'close', retryMs: 5_000, on: 'POST'})
-    const call = client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {onprogress: () => {}}).catch((error: unknown) => error)
+    const call = client
+      .callTool({name: 'slow', arguments: {steps: 5}}, undefined, {onprogress: () => {}})
+      .catch((error: unknown) => error)
     await until(() => mock.requests('POST', 'tools/call').length === 1 && !mock.stream('p2')!.connected)
     await quiet(50)
     const before = events.length

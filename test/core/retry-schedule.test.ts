@@ -46,7 +46,10 @@ interface BrokenCall extends Harness {
  * The SDK Client, connected, then under the fake clock (no jitter), calling a tool whose POST stream brings event `e1`
  * and breaks; every resume of that stream (a GET with `Last-Event-ID`) is answered by `resume`.
  */
-async function brokenCall(reconnect: NonNullable<ResumableHTTPClientTransportOptions['reconnect']>, resume: (n: number, wireId: JsonRpcId) => Response): Promise<BrokenCall> {
+async function brokenCall(
+  reconnect: NonNullable<ResumableHTTPClientTransportOptions['reconnect']>,
+  resume: (n: number, wireId: JsonRpcId) => Response,
+): Promise<BrokenCall> {
   vi.spyOn(Math, 'random').mockReturnValue(0)
   const mock = useMock()
   // A resume comes only once the POST was answered: by then `posts` holds the call.
@@ -61,7 +64,8 @@ async function brokenCall(reconnect: NonNullable<ResumableHTTPClientTransportOpt
     (answered) => ((outcome = answered), (settled = true)),
     (error: unknown) => ((outcome = error), (settled = true)),
   )
-  const broke = (): boolean => eventsOf(harness.events, 'reconnect-failed').some((event) => event.stream === 'request' && event.attempt === 0)
+  const broke = (): boolean =>
+    eventsOf(harness.events, 'reconnect-failed').some((event) => event.stream === 'request' && event.attempt === 0)
   return {
     ...harness,
     resumes: () => resumes.length,
@@ -75,13 +79,19 @@ async function brokenCall(reconnect: NonNullable<ResumableHTTPClientTransportOpt
 }
 
 /** The attempt number of each reconnect of the call's stream. */
-const attempts = ({events}: Harness): number[] => eventsOf(events, 'reconnect').filter((event) => event.stream === 'request').map((event) => event.attempt)
+const attempts = ({events}: Harness): number[] =>
+  eventsOf(events, 'reconnect')
+    .filter((event) => event.stream === 'request')
+    .map((event) => event.attempt)
 
 describe('reconnect.maxOutageMs', () => {
   it.each([300, 600])(
     'with maxOutageMs %i and a million attempts left, a response stream answered 503 on every resume is given up once the outage outlives maxOutageMs, and its call settled outcome-unknown',
     async (maxOutageMs) => {
-      const call = await brokenCall({maxAttempts: 1_000_000, maxOutageMs, minDelayMs: 20, maxDelayMs: 50}, () => new Response(null, {status: 503}))
+      const call = await brokenCall(
+        {maxAttempts: 1_000_000, maxOutageMs, minDelayMs: 20, maxDelayMs: 50},
+        () => new Response(null, {status: 503}),
+      )
       const outage = await call.untilSettled(3 * maxOutageMs)
 
       expect(codeOf(call.outcome())).toBe('outcome-unknown')
@@ -90,7 +100,9 @@ describe('reconnect.maxOutageMs', () => {
       expect(outage).toBeLessThan(maxOutageMs + 50)
       expect(call.resumes()).toBeGreaterThan(3)
       expect(attempts(call)).toEqual(Array.from({length: call.resumes()}, (_, n) => n + 1))
-      expect(eventsOf(call.events, 'stream-closed')).toContainEqual(expect.objectContaining({stream: 'request', reason: 'given-up'}))
+      expect(eventsOf(call.events, 'stream-closed')).toContainEqual(
+        expect.objectContaining({stream: 'request', reason: 'given-up'}),
+      )
       expect(call.posts()).toBe(1)
       await call.client.close()
     },
@@ -98,8 +110,14 @@ describe('reconnect.maxOutageMs', () => {
 
   it('starts again with a connection that brings events: two outages each shorter than maxOutageMs, longer together, give nothing up', async () => {
     // Without jitter, a series of attempts 20, 40, 80, 130, 180, 230 and 280 ms in has met 503 seven times (280 ms).
-    const call = await brokenCall({maxAttempts: 1_000_000, maxOutageMs: 300, minDelayMs: 20, maxDelayMs: 50}, (n, wireId) =>
-      n === 7 ? sse([frame('e2', note)]) : n === 14 ? sse([frame('e3', result(wireId))]) : new Response(null, {status: 503}),
+    const call = await brokenCall(
+      {maxAttempts: 1_000_000, maxOutageMs: 300, minDelayMs: 20, maxDelayMs: 50},
+      (n, wireId) =>
+        n === 7
+          ? sse([frame('e2', note)])
+          : n === 14
+            ? sse([frame('e3', result(wireId))])
+            : new Response(null, {status: 503}),
     )
     await call.untilSettled(1000)
 
@@ -112,7 +130,8 @@ describe('reconnect.maxOutageMs', () => {
 
 describe('a connection that lived', () => {
   // Every resume is accepted and closed without an event 300 ms later, but for the fourth, which brings the answer.
-  const resume = (n: number, wireId: JsonRpcId): Response => (n === 4 ? sse([frame('e2', result(wireId))]) : closedAfter(300))
+  const resume = (n: number, wireId: JsonRpcId): Response =>
+    n === 4 ? sse([frame('e2', result(wireId))]) : closedAfter(300)
 
   it('less than maxDelayMs (more than minDelayMs) and closed without an event is a failed attempt: maxAttempts of them give the stream up, and its call is settled outcome-unknown', async () => {
     const call = await brokenCall({maxAttempts: 2, minDelayMs: 10, maxDelayMs: 400}, resume)
@@ -121,7 +140,9 @@ describe('a connection that lived', () => {
     expect(codeOf(call.outcome())).toBe('outcome-unknown')
     expect(call.resumes()).toBe(2)
     expect(attempts(call)).toEqual([1, 2])
-    expect(eventsOf(call.events, 'stream-closed')).toContainEqual(expect.objectContaining({stream: 'request', reason: 'given-up'}))
+    expect(eventsOf(call.events, 'stream-closed')).toContainEqual(
+      expect.objectContaining({stream: 'request', reason: 'given-up'}),
+    )
     expect(call.posts()).toBe(1)
     await call.client.close()
   })
@@ -150,7 +171,9 @@ describe('a connection that lived', () => {
 
     expect(gets).toHaveLength(2)
     expect(eventsOf(events, 'stream-degraded')).toEqual([])
-    expect(eventsOf(events, 'reconnect')).toMatchObject([{stream: 'standalone', branch: 'session-resumption', attempt: 1}])
+    expect(eventsOf(events, 'reconnect')).toMatchObject([
+      {stream: 'standalone', branch: 'session-resumption', attempt: 1},
+    ])
     await client.close()
   })
 })

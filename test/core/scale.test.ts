@@ -45,7 +45,9 @@ async function bytesPerAdvance(openStreams: number): Promise<number> {
   const store = new RecordingStore()
   const {client} = await connectTo(server.url, {store})
   const held = Array.from({length: openStreams}, () =>
-    client.callTool({name: 'slow', arguments: {steps: 1, delayMs: holdMs}}, undefined, {timeout: holdMs * 2}).catch(() => undefined),
+    client
+      .callTool({name: 'slow', arguments: {steps: 1, delayMs: holdMs}}, undefined, {timeout: holdMs * 2})
+      .catch(() => undefined),
   )
   // Every held call is running on the server, and the client has stored what their first events moved.
   await until(() => reference.executions['slow'] === openStreams, 15_000)
@@ -63,7 +65,9 @@ async function bytesPerAdvance(openStreams: number): Promise<number> {
   expect(result.content).toEqual([{type: 'text', text: 'done after 3 steps'}])
   expect(progress).toEqual([1, 2, 3])
   // The held calls were open the whole time: their streams are part of the session that was measured.
-  const open = reference.session().streams.filter((stream) => stream.connected && !stream.finished && stream.id.startsWith('p'))
+  const open = reference
+    .session()
+    .streams.filter((stream) => stream.connected && !stream.finished && stream.id.startsWith('p'))
   expect(open).toHaveLength(openStreams)
   await client.close()
   await Promise.all(held)
@@ -82,7 +86,9 @@ describe('abort listeners at scale', () => {
       server = await listen(reference)
       const {client} = await connectTo(server.url)
       const held = Array.from({length: 1000}, () =>
-        client.callTool({name: 'slow', arguments: {steps: 1, delayMs: holdMs}}, undefined, {timeout: holdMs * 2}).catch((error: unknown) => error),
+        client
+          .callTool({name: 'slow', arguments: {steps: 1, delayMs: holdMs}}, undefined, {timeout: holdMs * 2})
+          .catch((error: unknown) => error),
       )
       await until(() => reference.executions['slow'] === 1000, 15_000)
       // Warnings are emitted on the next turn of the event loop.
@@ -106,6 +112,9 @@ describe('persistence at scale', () => {
     expect(few).toBeGreaterThan(0)
     // Bounded by a constant: what one stream's advance costs does not depend on how many others are open
     // (the slack covers longer request and event IDs).
-    expect(many, `bytes per advance: ${few.toFixed(0)} with 10 open streams, ${many.toFixed(0)} with 1,000`).toBeLessThanOrEqual(few * 1.5 + 16)
+    expect(
+      many,
+      `bytes per advance: ${few.toFixed(0)} with 10 open streams, ${many.toFixed(0)} with 1,000`,
+    ).toBeLessThanOrEqual(few * 1.5 + 16)
   }, 30_000)
 })

@@ -5,7 +5,7 @@ import {ResumableHTTPClientTransport, TransportError, isTransportError} from '..
 import {connect, useMock} from '../fixtures/harness.ts'
 
 describe('drop-in replacement for the SDK transport', () => {
-  it('has the SDK transport\'s constructor and methods, with the same arity, and keeps the negotiated version alike', () => {
+  it("has the SDK transport's constructor and methods, with the same arity, and keeps the negotiated version alike", () => {
     const options = {requestInit: {headers: {authorization: 'Bearer x'}}, fetch: globalThis.fetch, sessionId: 's'}
     // The one-line swap: the same constructor arguments (the annotation is checked by the type check of the tests).
     const ours = new ResumableHTTPClientTransport(new URL('http://h/mcp'), options)
@@ -26,7 +26,11 @@ describe('drop-in replacement for the SDK transport', () => {
 
   it('never lets requestInit headers stand in for the session, version or cursor headers', async () => {
     const mock = useMock()
-    const spoofed = {'mcp-session-id': 'spoofed', 'mcp-protocol-version': '1999-01-01', 'last-event-id': 'spoofed-cursor'}
+    const spoofed = {
+      'mcp-session-id': 'spoofed',
+      'mcp-protocol-version': '1999-01-01',
+      'last-event-id': 'spoofed-cursor',
+    }
     const sent: {method: string; headers: Headers}[] = []
     const {client} = await connect({
       requestInit: {headers: {authorization: 'Bearer t', ...spoofed}},
@@ -39,7 +43,10 @@ describe('drop-in replacement for the SDK transport', () => {
     await client.close()
     expect(sent.length).toBeGreaterThanOrEqual(4)
     for (const [name, value] of Object.entries(spoofed)) {
-      expect(sent.map(({headers}) => headers.get(name)).filter((header) => header === value), name).toEqual([])
+      expect(
+        sent.map(({headers}) => headers.get(name)).filter((header) => header === value),
+        name,
+      ).toEqual([])
     }
     // initialize carries no session or version; nothing here resumed, so no request carries a cursor.
     expect([sent[0]!.headers.get('mcp-session-id'), sent[0]!.headers.get('mcp-protocol-version')]).toEqual([null, null])
@@ -85,7 +92,10 @@ describe('the SDK transport members that resume streams by hand', () => {
     const mock = useMock()
     const {client} = await connect()
     const tokens: string[] = []
-    await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}, onresumptiontoken: (token) => tokens.push(token)})
+    await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {
+      onprogress: () => {},
+      onresumptiontoken: (token) => tokens.push(token),
+    })
     const [stream] = mock.session().streams.filter((candidate) => candidate.id.startsWith('p'))
     expect(tokens).toEqual(stream!.events.map((event) => event.id))
     await client.close()

@@ -13,31 +13,39 @@ function seenAfter(capacity: number, maxBytes: number, ids: string[]): SeenEvent
 describe('SeenEventIds: the bounded memory of the event IDs a stream saw', () => {
   it('remembers at least the last `capacity` IDs and at most twice that, whatever the sequence and however it grew', () => {
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 40}), fc.array(fc.integer({min: 0, max: 120}).map(String), {maxLength: 400, size: 'max'}), (capacity, ids) => {
-        const seen = new SeenEventIds(capacity, Infinity)
-        const added: string[] = []
-        for (const id of ids) {
-          const isNew = seen.addIfNew(id)
-          // Never a false duplicate for an ID never added, nor for one older than twice the capacity;
-          // always a duplicate for one among the last `capacity`.
-          if (!added.includes(id) || !added.slice(-2 * capacity).includes(id)) expect(isNew).toBe(true)
-          if (added.slice(-capacity).includes(id)) expect(isNew).toBe(false)
-          if (isNew) added.push(id)
-        }
-      }),
+      fc.property(
+        fc.integer({min: 1, max: 40}),
+        fc.array(fc.integer({min: 0, max: 120}).map(String), {maxLength: 400, size: 'max'}),
+        (capacity, ids) => {
+          const seen = new SeenEventIds(capacity, Infinity)
+          const added: string[] = []
+          for (const id of ids) {
+            const isNew = seen.addIfNew(id)
+            // Never a false duplicate for an ID never added, nor for one older than twice the capacity;
+            // always a duplicate for one among the last `capacity`.
+            if (!added.includes(id) || !added.slice(-2 * capacity).includes(id)) expect(isNew).toBe(true)
+            if (added.slice(-capacity).includes(id)) expect(isNew).toBe(false)
+            if (isNew) added.push(id)
+          }
+        },
+      ),
     )
   })
 
   it('weighs what it remembers: an ID followed by more than maxBytes plus two IDs of characters is forgotten', () => {
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 200}), fc.uniqueArray(fc.string({minLength: 10, maxLength: 60}), {maxLength: 120}), (maxBytes, ids) => {
-        const lastOnly = seenAfter(1000, maxBytes, ids)
-        if (ids.length > 0) expect(lastOnly.addIfNew(ids.at(-1)!)).toBe(false)
-        for (const [index, id] of ids.entries()) {
-          const after = ids.slice(index + 1).reduce((sum, later) => sum + later.length, 0)
-          if (after > maxBytes + 2 * 60) expect(seenAfter(1000, maxBytes, ids).addIfNew(id)).toBe(true)
-        }
-      }),
+      fc.property(
+        fc.integer({min: 1, max: 200}),
+        fc.uniqueArray(fc.string({minLength: 10, maxLength: 60}), {maxLength: 120}),
+        (maxBytes, ids) => {
+          const lastOnly = seenAfter(1000, maxBytes, ids)
+          if (ids.length > 0) expect(lastOnly.addIfNew(ids.at(-1)!)).toBe(false)
+          for (const [index, id] of ids.entries()) {
+            const after = ids.slice(index + 1).reduce((sum, later) => sum + later.length, 0)
+            if (after > maxBytes + 2 * 60) expect(seenAfter(1000, maxBytes, ids).addIfNew(id)).toBe(true)
+          }
+        },
+      ),
     )
   })
 
@@ -63,7 +71,12 @@ describe('SeenEventIds: the bounded memory of the event IDs a stream saw', () =>
 
   it('tells IDs apart that differ in one character anywhere, or only in length', () => {
     const base = 'a'.repeat(300)
-    const variants = [base, `${base}a`, base.slice(1), ...Array.from({length: 300}, (_, index) => `${base.slice(0, index)}b${base.slice(index + 1)}`)]
+    const variants = [
+      base,
+      `${base}a`,
+      base.slice(1),
+      ...Array.from({length: 300}, (_, index) => `${base.slice(0, index)}b${base.slice(index + 1)}`),
+    ]
     const seen = new SeenEventIds(1024, Infinity)
     for (const id of variants) expect(seen.addIfNew(id)).toBe(true)
     for (const id of variants) expect(seen.addIfNew(id)).toBe(false)
@@ -105,7 +118,10 @@ describe('SeenEventIds against its model', () => {
         fc.integer({min: 1, max: 40}),
         fc.integer({min: 1, max: 600}),
         // From a small pool, so that IDs come back (replays) and both bounds are reached: 1 to 9 characters, or none.
-        fc.array(fc.nat({max: 90}).map((n) => (n === 0 ? '' : `${'x'.repeat(n % 8)}${n % 50}`)), {maxLength: 400, size: 'max'}),
+        fc.array(
+          fc.nat({max: 90}).map((n) => (n === 0 ? '' : `${'x'.repeat(n % 8)}${n % 50}`)),
+          {maxLength: 400, size: 'max'},
+        ),
         (capacity, maxBytes, ids) => {
           const seen = new SeenEventIds(capacity, maxBytes)
           const model = new ModelOfSeenIds(capacity, maxBytes)
@@ -126,19 +142,25 @@ describe('SeenEventIds against its model', () => {
       {arbitrary: fc.nat({max: 60}).map((back) => ({back})), weight: 1},
     )
     fc.assert(
-      fc.property(fc.integer({min: 1, max: 40}), fc.integer({min: 1, max: 600}), fc.constantFrom('', 'e', 'stream-7_'), fc.array(step, {maxLength: 300}), (capacity, maxBytes, prefix, steps) => {
-        const seen = new SeenEventIds(capacity, maxBytes)
-        const model = new ModelOfSeenIds(capacity, maxBytes)
-        let reports = 0
-        seen.onOverweight = () => reports++
-        let next = 0
-        for (const move of steps) {
-          const n = 'by' in move ? (next += move.by) : Math.max(0, next - move.back)
-          const id = `${prefix}${n}`
-          expect(seen.addIfNew(id)).toBe(model.addIfNew(id))
-        }
-        expect(reports).toBe(model.overweight)
-      }),
+      fc.property(
+        fc.integer({min: 1, max: 40}),
+        fc.integer({min: 1, max: 600}),
+        fc.constantFrom('', 'e', 'stream-7_'),
+        fc.array(step, {maxLength: 300}),
+        (capacity, maxBytes, prefix, steps) => {
+          const seen = new SeenEventIds(capacity, maxBytes)
+          const model = new ModelOfSeenIds(capacity, maxBytes)
+          let reports = 0
+          seen.onOverweight = () => reports++
+          let next = 0
+          for (const move of steps) {
+            const n = 'by' in move ? (next += move.by) : Math.max(0, next - move.back)
+            const id = `${prefix}${n}`
+            expect(seen.addIfNew(id)).toBe(model.addIfNew(id))
+          }
+          expect(reports).toBe(model.overweight)
+        },
+      ),
       {numRuns: 300},
     )
   })
@@ -147,13 +169,30 @@ describe('SeenEventIds against its model', () => {
     const seen = new SeenEventIds(64, Infinity)
     for (let n = 1; n <= 100; n++) expect(seen.addIfNew(`${n}`)).toBe(true)
     // '36' is in the older generation (1 to 64), '99' in the newer; '9' then '10' are in order by length.
-    expect(['99', '36', '101', '64', '65', '100', '9', '10'].map((id) => seen.addIfNew(id))).toEqual([false, false, true, false, false, false, false, false])
+    expect(['99', '36', '101', '64', '65', '100', '9', '10'].map((id) => seen.addIfNew(id))).toEqual([
+      false,
+      false,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ])
     expect(seen.addIfNew('35x')).toBe(true)
   })
 
   it('drops an ID it holds that is neither longer nor greater than the last one in order, the empty ID first of all', () => {
     const seen = new SeenEventIds(8, Infinity)
-    expect(['', '', 'a', 'a', '', 'b', 'a'].map((id) => seen.addIfNew(id))).toEqual([true, false, true, false, false, true, false])
+    expect(['', '', 'a', 'a', '', 'b', 'a'].map((id) => seen.addIfNew(id))).toEqual([
+      true,
+      false,
+      true,
+      false,
+      false,
+      true,
+      false,
+    ])
   })
 
   it('keeps what it held as its tables grow: 8, 16, 32 and 64 IDs to a generation, then a count rotation', () => {

@@ -6,7 +6,17 @@ import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {isTransportError, ResumableHTTPClientTransport, type FetchLike, type TransportEvent} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, storedSession, until, untilGetsServed, url, useMock} from '../fixtures/harness.ts'
+import {
+  connect,
+  eventsOf,
+  interceptGets,
+  network,
+  storedSession,
+  until,
+  untilGetsServed,
+  url,
+  useMock,
+} from '../fixtures/harness.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {failure} from '../fixtures/wire.ts'
 
@@ -59,7 +69,11 @@ describe('the session comes from the initialize response', () => {
     expect(transport.sessionId).toBe(sessionId)
     expect(transport.metrics.newSessions).toBe(1)
     expect(eventsOf(events, 'session-started')).toEqual([{type: 'session-started', sessionId}])
-    expect(store.writes).toContainEqual({op: 'set', key: expect.stringMatching(/#session$/), value: expect.objectContaining({sessionId})})
+    expect(store.writes).toContainEqual({
+      op: 'set',
+      key: expect.stringMatching(/#session$/),
+      value: expect.objectContaining({sessionId}),
+    })
     await client.listTools()
     expect(mock.requests('POST', 'tools/list')[0]!.sessionId).toBe(sessionId)
     await client.close()
@@ -72,12 +86,15 @@ describe('the session comes from the initialize response', () => {
     ['a control character', 'bad\x01id', 'a fetch'],
     ['DEL (0x7F)', 'bad\x7Fid', 'a fetch'],
     ['a non-ASCII character', 'caf\xE9', 'the wire'],
-  ] as const)('a session ID with %s fails connect with protocol, and nothing more is sent', async (_what, sessionId, from) => {
-    const mock = useMock(from === 'the wire' ? {sessionIds: [sessionId]} : {})
-    const error = await failure(connect(from === 'the wire' ? {} : {fetch: withSessionId(sessionId)}))
-    expect(isTransportError(error, 'protocol')).toBe(true)
-    expect(mock.log.map((entry) => entry.rpcMethod ?? entry.method)).toEqual(['initialize'])
-  })
+  ] as const)(
+    'a session ID with %s fails connect with protocol, and nothing more is sent',
+    async (_what, sessionId, from) => {
+      const mock = useMock(from === 'the wire' ? {sessionIds: [sessionId]} : {})
+      const error = await failure(connect(from === 'the wire' ? {} : {fetch: withSessionId(sessionId)}))
+      expect(isTransportError(error, 'protocol')).toBe(true)
+      expect(mock.log.map((entry) => entry.rpcMethod ?? entry.method)).toEqual(['initialize'])
+    },
+  )
 })
 
 describe('the answer that starts the session', () => {
@@ -88,7 +105,11 @@ describe('the answer that starts the session', () => {
         const body = (await request.json()) as {id?: number; method?: string}
         if (body.method !== 'initialize') return new HttpResponse(null, {status: 202})
         const stray = {jsonrpc: '2.0', id: 99, result: {stray: true}}
-        const answer = {jsonrpc: '2.0', id: body.id, result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo}}
+        const answer = {
+          jsonrpc: '2.0',
+          id: body.id,
+          result: {protocolVersion: '2025-11-25', capabilities: {}, serverInfo},
+        }
         const text = `data: ${JSON.stringify(stray)}\n\ndata: ${JSON.stringify(answer)}\n\n`
         return new HttpResponse(text, {headers: {'content-type': 'text/event-stream', 'mcp-session-id': 'session-9'}})
       }),
@@ -136,7 +157,9 @@ describe('no session ID means stateless', () => {
     await client.listTools()
     // The priming event and the first progress carry IDs, then the connection drops.
     mock.faults.cutNext({after: 2, how: 'error', on: 'POST'})
-    const error = await failure(client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}, timeout: 3000}))
+    const error = await failure(
+      client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: () => {}, timeout: 3000}),
+    )
     expect(error).toBeInstanceOf(McpError)
     expect((error as McpError).data).toMatchObject({code: 'outcome-unknown'})
     await client.listTools()
@@ -172,7 +195,9 @@ describe('notifications and responses', () => {
     const {client, errors} = await connect()
     const result = await client.callTool({name: 'ask'})
     expect(result.content).toEqual([{type: 'text', text: 'answer 1'}])
-    const accepted = mock.log.filter((entry) => entry.method === 'POST' && entry.rpcMethod !== 'initialize' && entry.rpcMethod !== 'tools/call')
+    const accepted = mock.log.filter(
+      (entry) => entry.method === 'POST' && entry.rpcMethod !== 'initialize' && entry.rpcMethod !== 'tools/call',
+    )
     expect(accepted).toEqual([
       expect.objectContaining({rpcMethod: 'notifications/initialized', status: 202}),
       expect.objectContaining({rpcMethod: undefined, status: 202}),
@@ -187,26 +212,36 @@ describe('notifications and responses', () => {
   it.each<[string, number, JSONRPCMessage, number[]]>([
     ['a notification', 403, {jsonrpc: '2.0', method: 'notifications/roots/list_changed'}, []],
     ['an answer to a server request', 400, {jsonrpc: '2.0', id: 'srv-9', result: {}}, [200]],
-  ])('a 4xx to %s rejects send with http and its status, and it is not sent again', async (_what, status, message, asked) => {
-    const mock = useMock()
-    const {client, transport} = await connect()
-    // The standalone GET is served first, so that the log after the mark holds the POSTs alone.
-    await untilGetsServed()
-    const before = mock.log.length
-    mock.faults.failNext({method: 'POST', status})
-    const error = await failure(transport.send(message))
-    expect(isTransportError(error, 'http') && error.status === status).toBe(true)
-    // The first GET after it (the standalone stream then re-attaches: a server may have put something on that stream).
-    const gets = mock.log.slice(before).filter((entry) => entry.method === 'GET')
-    expect(gets.slice(0, 1).map((entry) => [entry.lastEventId, entry.status])).toEqual(asked.map((answer) => [undefined, answer]))
-    await client.listTools()
-    expect(mock.log.slice(before).filter((entry) => entry.method === 'POST').map((entry) => [entry.rpcMethod, entry.status])).toEqual([
-      ['method' in message ? message.method : undefined, status],
-      ['tools/list', 200],
-    ])
-    expect(transport.sessionId).toBe('session-1')
-    await client.close()
-  })
+  ])(
+    'a 4xx to %s rejects send with http and its status, and it is not sent again',
+    async (_what, status, message, asked) => {
+      const mock = useMock()
+      const {client, transport} = await connect()
+      // The standalone GET is served first, so that the log after the mark holds the POSTs alone.
+      await untilGetsServed()
+      const before = mock.log.length
+      mock.faults.failNext({method: 'POST', status})
+      const error = await failure(transport.send(message))
+      expect(isTransportError(error, 'http') && error.status === status).toBe(true)
+      // The first GET after it (the standalone stream then re-attaches: a server may have put something on that stream).
+      const gets = mock.log.slice(before).filter((entry) => entry.method === 'GET')
+      expect(gets.slice(0, 1).map((entry) => [entry.lastEventId, entry.status])).toEqual(
+        asked.map((answer) => [undefined, answer]),
+      )
+      await client.listTools()
+      expect(
+        mock.log
+          .slice(before)
+          .filter((entry) => entry.method === 'POST')
+          .map((entry) => [entry.rpcMethod, entry.status]),
+      ).toEqual([
+        ['method' in message ? message.method : undefined, status],
+        ['tools/list', 200],
+      ])
+      expect(transport.sessionId).toBe('session-1')
+      await client.close()
+    },
+  )
 
   it('a 2xx with a body to a notification is ignored: nothing from it is delivered', async () => {
     const {transport, messages} = await started()
@@ -222,7 +257,9 @@ describe('notifications and responses', () => {
 describe('a server that offers no GET stream', () => {
   it('is asked again in the next session: a 405 in one session does not keep the standalone stream closed in the next', async () => {
     const mock = useMock()
-    const gets = interceptGets(mock, (get) => (get.sessionId === 'session-1' ? new Response(null, {status: 405}) : undefined))
+    const gets = interceptGets(mock, (get) =>
+      get.sessionId === 'session-1' ? new Response(null, {status: 405}) : undefined,
+    )
     const {client, transport} = await connect()
     await until(() => gets.length === 1)
     mock.faults.expireSession(transport.sessionId)
@@ -262,13 +299,22 @@ describe('session IDs anywhere else are ignored', () => {
   })
 
   it.each([
-    ['an HTTP error', () => HttpResponse.json({error: 'overloaded'}, {status: 503, headers: {'mcp-session-id': 'S-err'}})],
+    [
+      'an HTTP error',
+      () => HttpResponse.json({error: 'overloaded'}, {status: 503, headers: {'mcp-session-id': 'S-err'}}),
+    ],
     [
       'a JSON-RPC error',
-      () => HttpResponse.json({jsonrpc: '2.0', id: 0, error: {code: -32602, message: 'Unsupported'}}, {headers: {'mcp-session-id': 'S-err'}}),
+      () =>
+        HttpResponse.json(
+          {jsonrpc: '2.0', id: 0, error: {code: -32602, message: 'Unsupported'}},
+          {headers: {'mcp-session-id': 'S-err'}},
+        ),
     ],
   ])('ignores a session ID on %s answering initialize', async (_what, answer) => {
-    const sent = sessionHeaders((body) => (body.method === 'initialize' ? answer() : new HttpResponse(null, {status: 202})))
+    const sent = sessionHeaders((body) =>
+      body.method === 'initialize' ? answer() : new HttpResponse(null, {status: 202}),
+    )
     const {transport, events} = await started()
     await transport.send(initialize).catch(() => undefined)
     expect(transport.sessionId).toBeUndefined()
@@ -284,7 +330,11 @@ describe('a 400 to a request', () => {
   it('a 400 (unsupported MCP-Protocol-Version) rejects the call with http 400 and it is not retried', async () => {
     const mock = useMock()
     const {client, transport} = await connect()
-    const refusal = {jsonrpc: '2.0', id: null, error: {code: -32000, message: 'Bad Request: Unsupported protocol version'}}
+    const refusal = {
+      jsonrpc: '2.0',
+      id: null,
+      error: {code: -32000, message: 'Bad Request: Unsupported protocol version'},
+    }
     let calls = 0
     network.use(
       http.post(url, async ({request}) => {
@@ -317,7 +367,10 @@ describe('the sessionId option', () => {
     expect(mock.requests('POST', 'tools/call')[0]!.sessionId).toBe('session-1')
     expect(transport.metrics).toMatchObject({sessionResumptions: 1, streamResumptions: 0, newSessions: 0})
     expect(eventsOf(events, 'reconnect')).toEqual([
-      expect.objectContaining({branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}}),
+      expect.objectContaining({
+        branch: 'session-resumption',
+        headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined},
+      }),
     ])
     await client.close()
   })
@@ -340,11 +393,16 @@ describe('the sessionId option', () => {
     await client.close()
   })
 
-  it.each(['bad id', 'bad\nid', '', 'caf\xE9'])('an invalid sessionId option %j is a TypeError at construction that shows it', (sessionId) => {
-    expect(() => new ResumableHTTPClientTransport(new URL(url), {sessionId})).toThrow(
-      new TypeError(`options.sessionId must be a session ID: visible ASCII (0x21-0x7E), got ${JSON.stringify(sessionId)}`),
-    )
-  })
+  it.each(['bad id', 'bad\nid', '', 'caf\xE9'])(
+    'an invalid sessionId option %j is a TypeError at construction that shows it',
+    (sessionId) => {
+      expect(() => new ResumableHTTPClientTransport(new URL(url), {sessionId})).toThrow(
+        new TypeError(
+          `options.sessionId must be a session ID: visible ASCII (0x21-0x7E), got ${JSON.stringify(sessionId)}`,
+        ),
+      )
+    },
+  )
 })
 
 describe('what the session says and writes', () => {
@@ -352,23 +410,34 @@ describe('what the session says and writes', () => {
     useMock({sessionIds: ['bad id']})
     const error = await failure(connect())
     expect(isTransportError(error, 'protocol')).toBe(true)
-    expect((error as Error).message).toBe('The server sent an invalid session ID "bad id": only visible ASCII is allowed')
+    expect((error as Error).message).toBe(
+      'The server sent an invalid session ID "bad id": only visible ASCII is allowed',
+    )
   })
 
   const initialized: JSONRPCMessage = {jsonrpc: '2.0', method: 'notifications/initialized'}
   it.each([
-    ['on a session the app named, with no handshake in this process', async () => (await started({sessionId: 'session-1'})).transport],
+    [
+      'on a session the app named, with no handshake in this process',
+      async () => (await started({sessionId: 'session-1'})).transport,
+    ],
     ['after the Client initialized', async () => (await connect()).transport],
-    ['after a handshake answered from the store', async () => (await connect({store: await storedSession()})).transport],
-  ])('a notifications/initialized the app sends %s reaches the server: only the one of a replayed handshake is the server\'s already', async (_when, open) => {
-    const mock = useMock()
-    await storedSession()
-    const transport = await open()
-    const before = mock.requests('POST', 'notifications/initialized').length
-    await transport.send(initialized)
-    expect(mock.requests('POST', 'notifications/initialized').length - before).toBe(1)
-    await transport.close()
-  })
+    [
+      'after a handshake answered from the store',
+      async () => (await connect({store: await storedSession()})).transport,
+    ],
+  ])(
+    "a notifications/initialized the app sends %s reaches the server: only the one of a replayed handshake is the server's already",
+    async (_when, open) => {
+      const mock = useMock()
+      await storedSession()
+      const transport = await open()
+      const before = mock.requests('POST', 'notifications/initialized').length
+      await transport.send(initialized)
+      expect(mock.requests('POST', 'notifications/initialized').length - before).toBe(1)
+      await transport.close()
+    },
+  )
 
   it('reserves request IDs a hundred at a time in the session record, and nothing in the record of the era without sessions', async () => {
     useMock()

@@ -43,7 +43,11 @@ describe('[SDK interop] delivery order', () => {
       http.post(url, async ({request}) => {
         const call = (await request.json()) as {id: number; params: {_meta: {progressToken: number}}}
         const progressToken = call.params._meta.progressToken
-        const frames = Array.from({length: 20}, (_, n) => ({jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken, progress: n + 1}}))
+        const frames = Array.from({length: 20}, (_, n) => ({
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: {progressToken, progress: n + 1},
+        }))
         frames.push({jsonrpc: '2.0', id: call.id, result: {content: []}} as never)
         const chunk = frames.map((frame, n) => `id: e${n}\ndata: ${JSON.stringify(frame)}\n\n`).join('')
         return new HttpResponse(chunk, {headers: {'content-type': 'text/event-stream'}})

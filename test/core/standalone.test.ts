@@ -13,7 +13,12 @@ import {answerToolCalls, codeOf, frame, result, sse} from '../fixtures/wire.ts'
 const listChanged = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
 
 function sampling(id: string): object {
-  return {jsonrpc: '2.0', id, method: 'sampling/createMessage', params: {messages: [{role: 'user', content: {type: 'text', text: id}}], maxTokens: 10}}
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'sampling/createMessage',
+    params: {messages: [{role: 'user', content: {type: 'text', text: id}}], maxTokens: 10},
+  }
 }
 
 const status = (code: number) => (): Response => new Response(null, {status: code})
@@ -29,7 +34,10 @@ function scriptGets(script: (() => Response | Promise<Response>)[]): SeenGet[] {
   const gets: SeenGet[] = []
   network.use(
     http.get(url, ({request}) => {
-      gets.push({sessionId: request.headers.get('mcp-session-id') ?? undefined, lastEventId: request.headers.get('last-event-id') ?? undefined})
+      gets.push({
+        sessionId: request.headers.get('mcp-session-id') ?? undefined,
+        lastEventId: request.headers.get('last-event-id') ?? undefined,
+      })
       return (script[gets.length - 1] ?? held)()
     }),
   )
@@ -39,7 +47,11 @@ function scriptGets(script: (() => Response | Promise<Response>)[]): SeenGet[] {
 /** The standalone stream was re-attached once, as a session resumption: with the session ID, without a cursor. */
 function expectOneReattach({events, transport}: Pick<Harness, 'events' | 'transport'>): void {
   expect(eventsOf(events, 'reconnect')).toMatchObject([
-    {stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
+    {
+      stream: 'standalone',
+      branch: 'session-resumption',
+      headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined},
+    },
   ])
   expect(transport.metrics.sessionResumptions).toBe(1)
 }
@@ -67,9 +79,16 @@ describe('the standalone GET stream', () => {
       ['POST', 'notifications/initialized'],
       ['GET', undefined],
     ])
-    expect(mock.requests('GET')).toMatchObject([{sessionId: 'session-1', lastEventId: undefined, protocolVersion: '2025-11-25'}])
+    expect(mock.requests('GET')).toMatchObject([
+      {sessionId: 'session-1', lastEventId: undefined, protocolVersion: '2025-11-25'},
+    ])
     expect(eventsOf(events, 'stream-opened')).toEqual([
-      {type: 'stream-opened', stream: 'standalone', requestId: undefined, headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
+      {
+        type: 'stream-opened',
+        stream: 'standalone',
+        requestId: undefined,
+        headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined},
+      },
     ])
     await client.close()
   })
@@ -82,7 +101,9 @@ describe('the standalone GET stream', () => {
     await quiet()
 
     expect(mock.requests('GET')).toHaveLength(1)
-    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'not-offered'}])
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([
+      {reason: 'not-offered'},
+    ])
     expect(eventsOf(events, 'reconnect')).toEqual([])
     expect(errors).toEqual([])
     expect(transport.metrics.sessionResumptions + transport.metrics.streamResumptions).toBe(0)
@@ -97,7 +118,13 @@ describe('the standalone GET stream', () => {
 
     expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'g1'])
     expect(eventsOf(events, 'reconnect-failed')).toEqual([
-      {type: 'reconnect-failed', stream: 'standalone', requestId: undefined, attempt: 0, error: expect.objectContaining({message: 'terminated'})},
+      {
+        type: 'reconnect-failed',
+        stream: 'standalone',
+        requestId: undefined,
+        attempt: 0,
+        error: expect.objectContaining({message: 'terminated'}),
+      },
     ])
     // A background stream's drop is no failure of the app's: onerror stays quiet while it reconnects.
     expect(errors).toEqual([])
@@ -118,7 +145,11 @@ describe('the standalone GET stream', () => {
       {sessionId: 'session-1', lastEventId: 'g_1'},
     ])
     expect(eventsOf(events, 'reconnect')).toMatchObject([
-      {stream: 'standalone', branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': 'g_1'}},
+      {
+        stream: 'standalone',
+        branch: 'stream-resumption',
+        headers: {'mcp-session-id': 'session-1', 'last-event-id': 'g_1'},
+      },
     ])
     expect(transport.metrics.streamResumptions).toBe(1)
     await client.close()
@@ -157,9 +188,22 @@ describe('the standalone GET stream', () => {
     useMock()
     const progress = (): Response => sse([frame(undefined, listChanged)])
     // 2 failures, progress (the count starts again), 3 failures: degraded; 2 more slow failures, then it recovers.
-    const script = [progress, status(503), status(503), progress, status(503), status(503), status(503), status(503), status(503)]
+    const script = [
+      progress,
+      status(503),
+      status(503),
+      progress,
+      status(503),
+      status(503),
+      status(503),
+      status(503),
+      status(503),
+    ]
     const gets = scriptGets(script)
-    const {client, events, errors} = await connectFaked({reconnect: {maxAttempts: 3, minDelayMs: 100, maxDelayMs: 300, factor: 10}}, gets)
+    const {client, events, errors} = await connectFaked(
+      {reconnect: {maxAttempts: 3, minDelayMs: 100, maxDelayMs: 300, factor: 10}},
+      gets,
+    )
     // Uncapped, the second backoff of each series alone would be 1000 ms or more.
     await advance(2000)
     expect(eventsOf(events, 'stream-degraded')).toMatchObject([{stream: 'standalone'}])
@@ -178,7 +222,10 @@ describe('the standalone GET stream', () => {
     const mock = useMock()
     const script = [() => sse([frame(undefined, listChanged)]), status(503), status(503)]
     const gets = scriptGets(script)
-    const {client, events} = await connectFaked({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 600_000}}, gets)
+    const {client, events} = await connectFaked(
+      {reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 600_000}},
+      gets,
+    )
     await advance(1000)
     expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
     expect(gets).toHaveLength(3)
@@ -194,7 +241,12 @@ describe('the standalone GET stream', () => {
     useMock()
     const script = [() => sse([frame(undefined, listChanged)]), status(503), status(503), status(503)]
     const gets = scriptGets(script)
-    const reconnectionOptions = {maxRetries: 2, initialReconnectionDelay: 100, maxReconnectionDelay: 300, reconnectionDelayGrowFactor: 10}
+    const reconnectionOptions = {
+      maxRetries: 2,
+      initialReconnectionDelay: 100,
+      maxReconnectionDelay: 300,
+      reconnectionDelayGrowFactor: 10,
+    }
     const {client, events, errors} = await connectFaked({reconnect: undefined, reconnectionOptions}, gets)
     // Uncapped, the second backoff alone would be 1000 ms or more; the first slow attempt comes 300 ms later.
     await advance(500)
@@ -217,13 +269,18 @@ describe('the standalone GET stream', () => {
 
     expect(gets).toHaveLength(4)
     expect(gets.every((get) => get.sessionId === 'session-1' && get.lastEventId === undefined)).toBe(true)
-    expect(eventsOf(events, 'reconnect-failed').filter((event) => event.attempt > 0).map((event) => isTransportError(event.error) && event.error.status)).toEqual([409, 409])
+    expect(
+      eventsOf(events, 'reconnect-failed')
+        .filter((event) => event.attempt > 0)
+        .map((event) => isTransportError(event.error) && event.error.status),
+    ).toEqual([409, 409])
     expect(eventsOf(events, 'cursor-rejected')).toEqual([])
     expect(errors).toEqual([])
     await client.close()
   })
 
-  const json = (code: number) => (): Response => new Response('{}', {status: code, headers: {'content-type': 'application/json'}})
+  const json = (code: number) => (): Response =>
+    new Response('{}', {status: code, headers: {'content-type': 'application/json'}})
   it.each([
     ['a 200 that is not an event stream', json(200), 'ended-by-server'],
     ['202', status(202), 'ended-by-server'],
@@ -256,41 +313,53 @@ describe('the standalone GET stream', () => {
   })
 
   // [docs/failures.md#a-session-the-server-no-longer-knows] such a GET carries the session and nothing else.
-  it.each([404, 400, 410])('a reconnect without a cursor answered %i ends the session: session-expired once, nothing sent with it again', async (code) => {
-    const mock = useMock()
-    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(code)])
-    const {client, transport, events, errors} = await connect()
-    await until(() => eventsOf(events, 'session-expired').length === 1)
+  it.each([404, 400, 410])(
+    'a reconnect without a cursor answered %i ends the session: session-expired once, nothing sent with it again',
+    async (code) => {
+      const mock = useMock()
+      const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(code)])
+      const {client, transport, events, errors} = await connect()
+      await until(() => eventsOf(events, 'session-expired').length === 1)
 
-    expect(eventsOf(events, 'session-expired')).toEqual([{type: 'session-expired', sessionId: 'session-1', settledRequests: 0}])
-    expect(errors).toMatchObject([{code: 'session-expired', status: code, message: `Session session-1 has expired (HTTP ${code} on GET)`}])
-    expect(transport.sessionId).toBeUndefined()
-    const failure = await client.listTools().catch((error: unknown) => error)
-    expect(isTransportError(failure, 'session-expired')).toBe(true)
-    expect(gets).toHaveLength(2)
-    expect(mock.requests('POST', 'tools/list')).toEqual([])
-    await client.close()
-  })
+      expect(eventsOf(events, 'session-expired')).toEqual([
+        {type: 'session-expired', sessionId: 'session-1', settledRequests: 0},
+      ])
+      expect(errors).toMatchObject([
+        {code: 'session-expired', status: code, message: `Session session-1 has expired (HTTP ${code} on GET)`},
+      ])
+      expect(transport.sessionId).toBeUndefined()
+      const failure = await client.listTools().catch((error: unknown) => error)
+      expect(isTransportError(failure, 'session-expired')).toBe(true)
+      expect(gets).toHaveLength(2)
+      expect(mock.requests('POST', 'tools/list')).toEqual([])
+      await client.close()
+    },
+  )
 
   it.each([
     ['400', 400, 'refused'],
     ['503', 503, 'kept'],
     ['405', 405, 'ended'],
     ['204', 204, 'ended'],
-  ] as const)('a reconnect with a cursor answered %s: the cursor is %s (refused by a 4xx that is not 404 or 405, kept through a 5xx)', async (_what, code, cursor) => {
-    useMock()
-    const gets = scriptGets([() => sse([frame('g_1', listChanged)]), status(code), status(405)])
-    const {client, events} = await connect()
-    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'standalone'))
+  ] as const)(
+    'a reconnect with a cursor answered %s: the cursor is %s (refused by a 4xx that is not 404 or 405, kept through a 5xx)',
+    async (_what, code, cursor) => {
+      useMock()
+      const gets = scriptGets([() => sse([frame('g_1', listChanged)]), status(code), status(405)])
+      const {client, events} = await connect()
+      await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'standalone'))
 
-    expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'g_1'})
-    const refused = cursor === 'refused'
-    expect(eventsOf(events, 'cursor-rejected')).toEqual(refused ? [expect.objectContaining({stream: 'standalone', lastEventId: 'g_1', status: code})] : [])
-    // A refused cursor is never sent again: the next GET goes without it; one the server could not serve now, with it.
-    if (cursor === 'ended') expect(gets).toHaveLength(2)
-    else expect(gets[2]).toEqual({sessionId: 'session-1', lastEventId: refused ? undefined : 'g_1'})
-    await client.close()
-  })
+      expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'g_1'})
+      const refused = cursor === 'refused'
+      expect(eventsOf(events, 'cursor-rejected')).toEqual(
+        refused ? [expect.objectContaining({stream: 'standalone', lastEventId: 'g_1', status: code})] : [],
+      )
+      // A refused cursor is never sent again: the next GET goes without it; one the server could not serve now, with it.
+      if (cursor === 'ended') expect(gets).toHaveLength(2)
+      else expect(gets[2]).toEqual({sessionId: 'session-1', lastEventId: refused ? undefined : 'g_1'})
+      await client.close()
+    },
+  )
 
   it('server requests arriving on the GET are handled once, de-duplicated by id across replays', async () => {
     const mock: ReferenceServer = useMock()
@@ -300,7 +369,10 @@ describe('the standalone GET stream', () => {
       // The resume replays from the start: g_1 again, srv-7 again under a new event ID, then srv-8.
       async () => {
         await until(() => answered('srv-7') === 1)
-        return sse([frame('g_1', sampling('srv-7')) + frame('g_2', sampling('srv-7')) + frame('g_3', sampling('srv-8'))], 'open')
+        return sse(
+          [frame('g_1', sampling('srv-7')) + frame('g_2', sampling('srv-7')) + frame('g_3', sampling('srv-8'))],
+          'open',
+        )
       },
     ])
     const {client, sampled, events} = await connect()
@@ -326,7 +398,11 @@ describe('after a response stream ends without its answer', () => {
   it('the server ended the stream of a call: the healthy standalone stream re-attaches at once, without its cursor, and reports no failed reconnect', async () => {
     const mock = useMock()
     const gets = interceptGets(mock, (get, index) =>
-      index === 0 ? sse([frame('g1', listChanged)], 'open') : get.lastEventId === 'p1' ? new Response(null, {status: 204}) : sse([], 'open'),
+      index === 0
+        ? sse([frame('g1', listChanged)], 'open')
+        : get.lastEventId === 'p1'
+          ? new Response(null, {status: 204})
+          : sse([], 'open'),
     )
     const {client, events} = await connect()
     await until(() => gets.length === 1)
@@ -335,7 +411,11 @@ describe('after a response stream ends without its answer', () => {
     await until(() => gets.length === 3)
 
     expect(gets.map((get) => get.lastEventId)).toEqual([undefined, 'p1', undefined])
-    expect(eventsOf(events, 'reconnect').at(-1)).toMatchObject({stream: 'standalone', branch: 'session-resumption', attempt: 1})
+    expect(eventsOf(events, 'reconnect').at(-1)).toMatchObject({
+      stream: 'standalone',
+      branch: 'session-resumption',
+      attempt: 1,
+    })
     // Ended on purpose, its connection failed nothing.
     expect(eventsOf(events, 'reconnect-failed').filter((event) => event.stream === 'standalone')).toEqual([])
     await client.close()
@@ -358,7 +438,11 @@ describe('after a response stream ends without its answer', () => {
         return new Response(body, {headers: {'content-type': 'text/event-stream'}})
       }),
       // The call's stream breaks before any event ID: its answer cannot come back.
-      http.post(url, async ({request}) => ((await request.clone().json()) as {method?: string}).method === 'tools/call' ? sse([], 'error') : mock.handle(request)),
+      http.post(url, async ({request}) =>
+        ((await request.clone().json()) as {method?: string}).method === 'tools/call'
+          ? sse([], 'error')
+          : mock.handle(request),
+      ),
     )
     const {client, events} = await connect({reconnect: {minDelayMs: 1, maxDelayMs: 2}})
     await until(() => cut !== undefined && eventsOf(events, 'stream-opened').length === 1)
@@ -379,32 +463,56 @@ describe("the answer to a request stream's resumption", () => {
     answerToolCalls(() => sse(chunks, 'error'))
   }
   it.each([
-    ['the standalone stream ended by the server (204), the resumption answered 405', 204, 405, 'not-offered', /the response stream of request \d+ cannot be resumed: the server offers no GET stream \(HTTP 405\)/, true],
-    ['the standalone stream ended by the server (204), the resumption answered 204', 204, 204, 'ended-by-server', /The server ended the response stream of request \d+ before answering \(HTTP 204\)/, true],
-    ['no standalone stream offered (405), the resumption answered 204', 405, 204, 'ended-by-server', /The server ended the response stream of request \d+ before answering \(HTTP 204\)/, false],
-  ] as const)('%s: the call is settled outcome-unknown with why, and a later call that broke re-attaches the standalone stream only where it is offered', async (_what, standalone, resumption, reason, message, offered) => {
-    const mock = useMock()
-    const gets = scriptGets([status(standalone), status(resumption)])
-    const {client, events} = await connect()
-    await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'standalone'))
+    [
+      'the standalone stream ended by the server (204), the resumption answered 405',
+      204,
+      405,
+      'not-offered',
+      /the response stream of request \d+ cannot be resumed: the server offers no GET stream \(HTTP 405\)/,
+      true,
+    ],
+    [
+      'the standalone stream ended by the server (204), the resumption answered 204',
+      204,
+      204,
+      'ended-by-server',
+      /The server ended the response stream of request \d+ before answering \(HTTP 204\)/,
+      true,
+    ],
+    [
+      'no standalone stream offered (405), the resumption answered 204',
+      405,
+      204,
+      'ended-by-server',
+      /The server ended the response stream of request \d+ before answering \(HTTP 204\)/,
+      false,
+    ],
+  ] as const)(
+    '%s: the call is settled outcome-unknown with why, and a later call that broke re-attaches the standalone stream only where it is offered',
+    async (_what, standalone, resumption, reason, message, offered) => {
+      const mock = useMock()
+      const gets = scriptGets([status(standalone), status(resumption)])
+      const {client, events} = await connect()
+      await until(() => eventsOf(events, 'stream-closed').some((event) => event.stream === 'standalone'))
 
-    // The call's stream brings an event ID, then breaks: resumed with it, and the GET's answer ends it.
-    cutPost([frame('p1')])
-    const first = await client.callTool({name: 'echo'}).catch((error: unknown) => error as Error)
-    expect(codeOf(first)).toBe('outcome-unknown')
-    expect(first.message).toMatch(message)
-    expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'p1'})
-    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason}])
+      // The call's stream brings an event ID, then breaks: resumed with it, and the GET's answer ends it.
+      cutPost([frame('p1')])
+      const first = await client.callTool({name: 'echo'}).catch((error: unknown) => error as Error)
+      expect(codeOf(first)).toBe('outcome-unknown')
+      expect(first.message).toMatch(message)
+      expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'p1'})
+      expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason}])
 
-    // A call whose stream breaks before any event ID: its server requests come back only on a fresh standalone stream.
-    cutPost([])
-    expect(codeOf(await client.callTool({name: 'echo'}).catch((error: unknown) => error))).toBe('outcome-unknown')
-    if (offered) await until(() => gets.length === 3)
-    else await quiet()
-    expect(gets.slice(2)).toEqual(offered ? [{sessionId: 'session-1', lastEventId: undefined}] : [])
-    expect(mock.requests('POST', 'tools/call')).toHaveLength(0)
-    await client.close()
-  })
+      // A call whose stream breaks before any event ID: its server requests come back only on a fresh standalone stream.
+      cutPost([])
+      expect(codeOf(await client.callTool({name: 'echo'}).catch((error: unknown) => error))).toBe('outcome-unknown')
+      if (offered) await until(() => gets.length === 3)
+      else await quiet()
+      expect(gets.slice(2)).toEqual(offered ? [{sessionId: 'session-1', lastEventId: undefined}] : [])
+      expect(mock.requests('POST', 'tools/call')).toHaveLength(0)
+      await client.close()
+    },
+  )
 })
 
 describe('without a session', () => {
@@ -416,7 +524,9 @@ describe('without a session', () => {
     await expect(client.listTools()).resolves.toMatchObject({tools: expect.any(Array)})
 
     expect(gets).toEqual([{sessionId: undefined, lastEventId: undefined}])
-    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([{reason: 'not-offered'}])
+    expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'standalone')).toMatchObject([
+      {reason: 'not-offered'},
+    ])
     expect(eventsOf(events, 'session-expired')).toEqual([])
     expect(errors).toEqual([])
     await client.close()
@@ -458,8 +568,14 @@ describe('degraded', () => {
 
   it('tries one GET every maxDelayMs, not a series of attempts', async () => {
     useMock()
-    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), ...Array.from({length: 20}, () => status(503))])
-    const {client, events} = await connectFaked({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 1000, factor: 2}}, gets)
+    const gets = scriptGets([
+      () => sse([frame(undefined, listChanged)]),
+      ...Array.from({length: 20}, () => status(503)),
+    ])
+    const {client, events} = await connectFaked(
+      {reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 1000, factor: 2}},
+      gets,
+    )
     await advance(200)
     expect(eventsOf(events, 'stream-degraded')).toHaveLength(1)
     expect(gets).toHaveLength(3)
@@ -472,7 +588,13 @@ describe('degraded', () => {
 
   it('says on recovery how long it was down: from its degradation to the GET that opened', async () => {
     useMock()
-    const gets = scriptGets([() => sse([frame(undefined, listChanged)]), status(503), status(503), status(503), status(503)])
+    const gets = scriptGets([
+      () => sse([frame(undefined, listChanged)]),
+      status(503),
+      status(503),
+      status(503),
+      status(503),
+    ])
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout', 'Date']})
     const {client, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 10, maxDelayMs: 1000, factor: 2}})
     await realTurns(() => gets.length === 1)
@@ -493,7 +615,9 @@ describe('a call that failed while no standalone stream is offered', () => {
   it("leaves the next call's stream resumable from its cursor: only the standalone stream goes without one", async () => {
     const mock = useMock({standalone: false})
     let callId: JsonRpcId | undefined
-    const gets = interceptGets(mock, (get) => (get.lastEventId === 'p1' ? sse([frame('p2', result(callId!))]) : undefined))
+    const gets = interceptGets(mock, (get) =>
+      get.lastEventId === 'p1' ? sse([frame('p2', result(callId!))]) : undefined,
+    )
     const {client, events} = await connect()
     await until(() => gets.length === 1)
     // The first call breaks before any event ID: its answer cannot come back, and re-emission is wanted.

@@ -11,7 +11,8 @@ import {SlowApplyStore} from '../fixtures/recording-store.ts'
 /** A fetch that calls `check` with each POSTed JSON-RPC body and whether it carries a session, as it goes out. */
 function checkingFetch(check: (body: Record<string, unknown>, inSession: boolean) => void): FetchLike {
   return (input, init) => {
-    if (typeof init?.body === 'string') check(JSON.parse(init.body) as Record<string, unknown>, new Headers(init.headers).has('mcp-session-id'))
+    if (typeof init?.body === 'string')
+      check(JSON.parse(init.body) as Record<string, unknown>, new Headers(init.headers).has('mcp-session-id'))
     return fetch(input, init)
   }
 }
@@ -94,15 +95,22 @@ describe('server requests', () => {
     const storedWhenDelivered: unknown[][] = []
     const deliver = transport.onmessage!
     transport.onmessage = (message: JSONRPCMessage, extra) => {
-      if ('method' in message && message.method === 'sampling/createMessage') storedWhenDelivered.push(store.appliedServerRequests())
+      if ('method' in message && message.method === 'sampling/createMessage')
+        storedWhenDelivered.push(store.appliedServerRequests())
       deliver(message, extra)
     }
-    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'stored first'}}))
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      model: 'm',
+      role: 'assistant',
+      content: {type: 'text', text: 'stored first'},
+    }))
     await client.callTool({name: 'ask'})
     await until(() => mock.answers.size === 1)
 
     expect(storedWhenDelivered).toEqual([[expect.objectContaining({method: 'sampling/createMessage'})]])
-    expect(storedWhenAnswered).toEqual([[expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'stored first'}})})]])
+    expect(storedWhenAnswered).toEqual([
+      [expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'stored first'}})})],
+    ])
     await client.close()
   })
 
@@ -110,7 +118,11 @@ describe('server requests', () => {
     const mock = useMock({sessions: false})
     const store = new SlowApplyStore(1)
     const {client} = await connect({store})
-    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'not kept'}}))
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      model: 'm',
+      role: 'assistant',
+      content: {type: 'text', text: 'not kept'},
+    }))
     await client.callTool({name: 'ask'})
     await until(() => mock.answers.size === 1)
     await client.close()

@@ -13,13 +13,27 @@ import {
   type ResumptionStore,
 } from '../../src/index.ts'
 import type {Cut, ReferenceServer, ReferenceServerOptions} from '../../src/testing/index.ts'
-import {connect, eventsOf, interceptGets, network, until, url, useMock, type GetAnswer, type Harness, type SeenGet} from '../fixtures/harness.ts'
+import {
+  connect,
+  eventsOf,
+  interceptGets,
+  network,
+  until,
+  url,
+  useMock,
+  type GetAnswer,
+  type Harness,
+  type SeenGet,
+} from '../fixtures/harness.ts'
 import {advance, quiet, realTurns} from '../fixtures/timing.ts'
 import {codeOf, frame, sse, tap} from '../fixtures/wire.ts'
 
 const passThrough: GetAnswer = () => undefined
 /** Resume GETs (with a cursor) get `status`; the rest goes to the mock. */
-const resumeAnswered = (status: number): GetAnswer => (get) => (get.lastEventId === undefined ? undefined : new Response(null, {status}))
+const resumeAnswered =
+  (status: number): GetAnswer =>
+  (get) =>
+    get.lastEventId === undefined ? undefined : new Response(null, {status})
 
 interface Setup extends Harness {
   mock: ReferenceServer
@@ -27,7 +41,11 @@ interface Setup extends Harness {
 }
 
 /** Mock + GET interception + SDK Client; resolves once the standalone GET went out. */
-async function setup(answer: GetAnswer = passThrough, mockOptions?: ReferenceServerOptions, options?: ResumableHTTPClientTransportOptions): Promise<Setup> {
+async function setup(
+  answer: GetAnswer = passThrough,
+  mockOptions?: ReferenceServerOptions,
+  options?: ResumableHTTPClientTransportOptions,
+): Promise<Setup> {
   const mock = useMock(mockOptions)
   const gets = interceptGets(mock, answer)
   const harness = await connect(options)
@@ -56,7 +74,11 @@ const withProgress = {onprogress: () => {}}
  * Calls `slow` with its POST stream cut after `cut.after` events; resolves with the call's outcome and the cursor
  * the transport holds (the last event ID written before the cut).
  */
-async function interruptedCall(s: Setup, cut: Cut, args: object = {steps: 5}): Promise<{result: Promise<unknown>; cursor: string}> {
+async function interruptedCall(
+  s: Setup,
+  cut: Cut,
+  args: object = {steps: 5},
+): Promise<{result: Promise<unknown>; cursor: string}> {
   const before = s.mock.requests('POST', 'tools/call').length
   s.mock.faults.cutNext(cut)
   const result = outcome(s.client.callTool({name: 'slow', arguments: {...args}}, undefined, withProgress))
@@ -99,7 +121,9 @@ describe('stream resumption', () => {
     const s = await setup()
     const progress: number[] = []
     s.mock.faults.cutNext({after: 3, how: 'error'})
-    const result = await s.client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {onprogress: (p) => progress.push(p.progress)})
+    const result = await s.client.callTool({name: 'slow', arguments: {steps: 5}}, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    })
 
     expect(result.content).toEqual([{type: 'text', text: 'done after 5 steps'}])
     expect(progress).toEqual([1, 2, 3, 4, 5])
@@ -108,10 +132,19 @@ describe('stream resumption', () => {
     const cursor = postEventIds(s.mock)[2]
     expect(resumeGets(s)).toEqual([{sessionId: 'session-1', lastEventId: cursor}])
     expect(eventsOf(s.events, 'reconnect')).toMatchObject([
-      {stream: 'request', branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': cursor}},
+      {
+        stream: 'request',
+        branch: 'stream-resumption',
+        headers: {'mcp-session-id': 'session-1', 'last-event-id': cursor},
+      },
     ])
     // Progress 3, 4, 5 and the response came after the cursor.
-    expect(s.transport.metrics).toMatchObject({replayedEvents: 4, streamResumptions: 1, duplicatesDropped: 0, reemittedRequests: 0})
+    expect(s.transport.metrics).toMatchObject({
+      replayedEvents: 4,
+      streamResumptions: 1,
+      duplicatesDropped: 0,
+      reemittedRequests: 0,
+    })
     await s.client.close()
   })
 
@@ -125,7 +158,9 @@ describe('stream resumption', () => {
     const {mock} = s
     const progress: number[] = []
     s.mock.faults.cutNext({after: 3, how: 'error'})
-    await s.client.callTool({name: 'slow', arguments: {steps: 4}}, undefined, {onprogress: (p) => progress.push(p.progress)})
+    await s.client.callTool({name: 'slow', arguments: {steps: 4}}, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    })
 
     expect(progress).toEqual([1, 2, 3, 4])
     const [, first, second] = postEventIds(s.mock)
@@ -143,7 +178,9 @@ describe('stream resumption', () => {
     let replay!: (message: object) => void
     const replayed = new Promise<object>((resolve) => (replay = resolve))
     const s = await setup(async (get) =>
-      get.lastEventId === undefined ? sse([frame('g_1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})]) : sse([frame('g_2', await replayed)], 'open'),
+      get.lastEventId === undefined
+        ? sse([frame('g_1', {jsonrpc: '2.0', method: 'notifications/tools/list_changed'})])
+        : sse([frame('g_2', await replayed)], 'open'),
     )
     const delivered = tap(s.transport)
     await s.client.callTool({name: 'echo', arguments: {}})
@@ -152,7 +189,9 @@ describe('stream resumption', () => {
     await until(() => s.transport.metrics.duplicatesDropped === 1)
 
     expect(s.gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'g_1'})
-    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual([{type: 'duplicate-dropped', what: 'response', id: response.id}])
+    expect(eventsOf(s.events, 'duplicate-dropped')).toEqual([
+      {type: 'duplicate-dropped', what: 'response', id: response.id},
+    ])
     expect(delivered.filter((message) => JSON.stringify(message) === JSON.stringify(response))).toHaveLength(1)
     // The SDK Client would report a response for an unknown ID had it been delivered.
     expect(s.errors).toEqual([])
@@ -160,7 +199,9 @@ describe('stream resumption', () => {
   })
 
   it('a resume GET that drops before any new event is followed by one with the same Last-Event-ID, never an empty one', async () => {
-    const s = await setup((get) => (get.lastEventId !== undefined && resumeGets(s).length === 1 ? sse([': keep-alive\n\n'], 'error') : undefined))
+    const s = await setup((get) =>
+      get.lastEventId !== undefined && resumeGets(s).length === 1 ? sse([': keep-alive\n\n'], 'error') : undefined,
+    )
     const {result, cursor} = await interruptedCall(s, {after: 2, how: 'error'}, {steps: 3})
 
     expect(await result).toMatchObject({content: [{type: 'text', text: 'done after 3 steps'}]})
@@ -176,23 +217,28 @@ describe('stream resumption', () => {
   it.each([
     [17, 405, 'not-offered'],
     [22, 204, 'ended-by-server'],
-  ] as const)('C%i: resume GET %i settles the request as outcome-unknown: no re-POST, no further resume GET; the standalone stream re-attaches without its cursor', async (_, status, reason) => {
-    const s = await setup(resumeAnswered(status))
-    const {result, cursor} = await interruptedCall(s, {after: 2, how: 'error'})
+  ] as const)(
+    'C%i: resume GET %i settles the request as outcome-unknown: no re-POST, no further resume GET; the standalone stream re-attaches without its cursor',
+    async (_, status, reason) => {
+      const s = await setup(resumeAnswered(status))
+      const {result, cursor} = await interruptedCall(s, {after: 2, how: 'error'})
 
-    expect(codeOf(await result)).toBe('outcome-unknown')
-    await quiet()
-    expect(resumeGets(s)).toEqual([{sessionId: 'session-1', lastEventId: cursor}])
-    expect(s.gets).toEqual([
-      {sessionId: 'session-1', lastEventId: undefined},
-      {sessionId: 'session-1', lastEventId: cursor},
-      {sessionId: 'session-1', lastEventId: undefined},
-    ])
-    expect(s.mock.requests('POST', 'tools/call')).toHaveLength(1)
-    expect(eventsOf(s.events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason}])
-    expect(s.errors).toEqual([])
-    await s.client.close()
-  })
+      expect(codeOf(await result)).toBe('outcome-unknown')
+      await quiet()
+      expect(resumeGets(s)).toEqual([{sessionId: 'session-1', lastEventId: cursor}])
+      expect(s.gets).toEqual([
+        {sessionId: 'session-1', lastEventId: undefined},
+        {sessionId: 'session-1', lastEventId: cursor},
+        {sessionId: 'session-1', lastEventId: undefined},
+      ])
+      expect(s.mock.requests('POST', 'tools/call')).toHaveLength(1)
+      expect(eventsOf(s.events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([
+        {reason},
+      ])
+      expect(s.errors).toEqual([])
+      await s.client.close()
+    },
+  )
 
   it('resume GET 404 with the session: session expired, every pending request settled, nothing re-sent, onerror once', async () => {
     const store = new InspectableStore()
@@ -215,7 +261,9 @@ describe('stream resumption', () => {
     expect(codeOf(await second)).toBe('session-expired')
     expect(s.transport.sessionId).toBeUndefined()
     expect(store.entries.size).toBe(0)
-    expect(eventsOf(s.events, 'session-expired')).toEqual([{type: 'session-expired', sessionId: 'session-1', settledRequests: 2}])
+    expect(eventsOf(s.events, 'session-expired')).toEqual([
+      {type: 'session-expired', sessionId: 'session-1', settledRequests: 2},
+    ])
     await quiet()
     // The session's end accounts for its streams: none of them says it closed.
     expect(eventsOf(s.events, 'stream-closed')).toEqual([])
@@ -230,28 +278,41 @@ describe('stream resumption', () => {
   it.each([
     [19, 400],
     [20, 410],
-  ] as const)('C%i: resume GET %i rejects the cursor: dropped, never retried, request outcome-unknown, then a session-resumption GET', async (_, status) => {
-    // The standalone stream has ended (204), so none is live when the cursor is refused.
-    const s = await setup((get, index) => (index === 0 ? new Response(null, {status: 204}) : resumeAnswered(status)(get, index)))
-    const {result, cursor} = await interruptedCall(s, {after: 2, how: 'error'})
+  ] as const)(
+    'C%i: resume GET %i rejects the cursor: dropped, never retried, request outcome-unknown, then a session-resumption GET',
+    async (_, status) => {
+      // The standalone stream has ended (204), so none is live when the cursor is refused.
+      const s = await setup((get, index) =>
+        index === 0 ? new Response(null, {status: 204}) : resumeAnswered(status)(get, index),
+      )
+      const {result, cursor} = await interruptedCall(s, {after: 2, how: 'error'})
 
-    expect(codeOf(await result)).toBe('outcome-unknown')
-    await until(() => s.gets.length === 3)
-    await quiet()
-    expect(s.gets).toEqual([
-      {sessionId: 'session-1', lastEventId: undefined},
-      {sessionId: 'session-1', lastEventId: cursor},
-      {sessionId: 'session-1', lastEventId: undefined},
-    ])
-    expect(eventsOf(s.events, 'cursor-rejected')).toMatchObject([{stream: 'request', lastEventId: cursor, status}])
-    expect(eventsOf(s.events, 'reconnect')).toMatchObject([
-      {stream: 'request', branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': cursor}},
-      {stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined}},
-    ])
-    expect(s.transport.metrics).toMatchObject({streamResumptions: 1, sessionResumptions: 1})
-    expect(s.mock.requests('POST', 'tools/call')).toHaveLength(1)
-    await s.client.close()
-  })
+      expect(codeOf(await result)).toBe('outcome-unknown')
+      await until(() => s.gets.length === 3)
+      await quiet()
+      expect(s.gets).toEqual([
+        {sessionId: 'session-1', lastEventId: undefined},
+        {sessionId: 'session-1', lastEventId: cursor},
+        {sessionId: 'session-1', lastEventId: undefined},
+      ])
+      expect(eventsOf(s.events, 'cursor-rejected')).toMatchObject([{stream: 'request', lastEventId: cursor, status}])
+      expect(eventsOf(s.events, 'reconnect')).toMatchObject([
+        {
+          stream: 'request',
+          branch: 'stream-resumption',
+          headers: {'mcp-session-id': 'session-1', 'last-event-id': cursor},
+        },
+        {
+          stream: 'standalone',
+          branch: 'session-resumption',
+          headers: {'mcp-session-id': 'session-1', 'last-event-id': undefined},
+        },
+      ])
+      expect(s.transport.metrics).toMatchObject({streamResumptions: 1, sessionResumptions: 1})
+      expect(s.mock.requests('POST', 'tools/call')).toHaveLength(1)
+      await s.client.close()
+    },
+  )
 
   it('a refused cursor replaces the live standalone connection by one attached without its cursor, never a second stream beside it', async () => {
     const s = await setup(resumeAnswered(400))
@@ -263,13 +324,17 @@ describe('stream resumption', () => {
     expect(s.transport.metrics.sessionResumptions).toBe(1)
     // One standalone stream, opened once and re-attached once.
     expect(eventsOf(s.events, 'stream-opened').filter((event) => event.stream === 'standalone')).toHaveLength(1)
-    expect(eventsOf(s.events, 'reconnect').filter((event) => event.stream === 'standalone')).toMatchObject([{branch: 'session-resumption', headers: {'last-event-id': undefined}}])
+    expect(eventsOf(s.events, 'reconnect').filter((event) => event.stream === 'standalone')).toMatchObject([
+      {branch: 'session-resumption', headers: {'last-event-id': undefined}},
+    ])
     await s.client.close()
   })
 
   it('409 to the standalone GET without a cursor is retried after a backoff', async () => {
     vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
-    const gets = interceptGets(useMock(), (_, index) => (index < 2 ? new Response(null, {status: 409}) : sse([], 'open')))
+    const gets = interceptGets(useMock(), (_, index) =>
+      index < 2 ? new Response(null, {status: 409}) : sse([], 'open'),
+    )
     const {client, events, errors} = await connect({reconnect: {minDelayMs: 1000, maxDelayMs: 1500, factor: 1}})
     await realTurns(() => gets.length === 1)
     await realTurns(() => eventsOf(events, 'reconnect-failed').length === 1)
@@ -281,7 +346,9 @@ describe('stream resumption', () => {
     await advance(1500)
     expect(gets).toHaveLength(3)
     expect(gets.every((get) => get.lastEventId === undefined && get.sessionId === 'session-1')).toBe(true)
-    expect(eventsOf(events, 'reconnect-failed').map((event) => isTransportError(event.error) && event.error.status)).toEqual([409, 409])
+    expect(
+      eventsOf(events, 'reconnect-failed').map((event) => isTransportError(event.error) && event.error.status),
+    ).toEqual([409, 409])
     expect(errors).toEqual([])
     await client.close()
   })
@@ -362,7 +429,11 @@ describe('a cursor belongs to the session that produced it', () => {
       {sessionId: 'session-9', lastEventId: undefined},
     ])
     expect(eventsOf(other.events, 'reconnect')).toMatchObject([
-      {stream: 'standalone', branch: 'session-resumption', headers: {'mcp-session-id': 'session-9', 'last-event-id': undefined}},
+      {
+        stream: 'standalone',
+        branch: 'session-resumption',
+        headers: {'mcp-session-id': 'session-9', 'last-event-id': undefined},
+      },
     ])
     expect(mock.requests('POST', 'initialize')).toHaveLength(1)
   })
@@ -408,8 +479,12 @@ describe('a cursor belongs to the session that produced it', () => {
 
     expect(transport.sessionId).toBe('session-2')
     expect(gets.filter((get) => get.lastEventId === cursor)).toEqual([])
-    expect(gets.filter((get) => get.sessionId !== 'session-1')).toEqual([{sessionId: 'session-2', lastEventId: undefined}])
-    expect(received.find((message) => 'id' in message && message.id === 1)).toMatchObject({error: {data: {code: 'aborted'}}})
+    expect(gets.filter((get) => get.sessionId !== 'session-1')).toEqual([
+      {sessionId: 'session-2', lastEventId: undefined},
+    ])
+    expect(received.find((message) => 'id' in message && message.id === 1)).toMatchObject({
+      error: {data: {code: 'aborted'}},
+    })
     expect(mock.executions).toEqual({slow: 1})
     await transport.close()
   })

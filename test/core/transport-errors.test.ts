@@ -6,7 +6,13 @@
 import {SdkError, SdkHttpError} from '@modelcontextprotocol/client'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, TransportError, transportErrorCodeOf, type FetchLike} from '../../src/index.ts'
+import {
+  isTransportError,
+  ResumableHTTPClientTransport,
+  TransportError,
+  transportErrorCodeOf,
+  type FetchLike,
+} from '../../src/index.ts'
 import {connect, until, useMock} from '../fixtures/harness.ts'
 import {failure} from '../fixtures/wire.ts'
 
@@ -19,7 +25,10 @@ const initialize: JSONRPCMessage = {
 
 /** What sending `initialize` rejects with, through a fetch of the test's making. */
 async function sendFailure(fetch: FetchLike): Promise<unknown> {
-  const transport = new ResumableHTTPClientTransport(new URL('http://mcp.test/mcp'), {fetch, reconnect: {maxAttempts: 1, minDelayMs: 1, maxDelayMs: 1}})
+  const transport = new ResumableHTTPClientTransport(new URL('http://mcp.test/mcp'), {
+    fetch,
+    reconnect: {maxAttempts: 1, minDelayMs: 1, maxDelayMs: 1},
+  })
   await transport.start()
   const error = await failure(transport.send(initialize))
   await transport.close()
@@ -54,7 +63,11 @@ describe('the error of a failed request', () => {
     ['ECONNREFUSED on the thrown error', refusedAt(1), 'not-sent'],
     ['ECONNREFUSED 7 links down its causes', refusedAt(7), 'not-sent'],
     ['ECONNREFUSED 8 links down, past what is read', refusedAt(8), 'outcome-unknown'],
-    ['a code that says nothing of the connection', Object.assign(new TypeError('fetch failed'), {code: 'ECONNRESET'}), 'outcome-unknown'],
+    [
+      'a code that says nothing of the connection',
+      Object.assign(new TypeError('fetch failed'), {code: 'ECONNRESET'}),
+      'outcome-unknown',
+    ],
   ])('%s: the request rejects %s', async (_what, thrown, code) => {
     const error = await sendFailure(() => Promise.reject(thrown))
     expect(transportErrorCodeOf(error)).toBe(code)
@@ -68,9 +81,24 @@ describe('errors from another copy of the library, and errors that are none', ()
     ['an Error named TransportError with a string code', named('http'), true, 'http'],
     ['an Error named TransportError without a code', named(undefined), false, undefined],
     ['an Error with a string code and another name', Object.assign(new Error('x'), {code: 'http'}), false, undefined],
-    ['an object that is no Error, named TransportError with a code', {name: 'TransportError', code: 'http', message: 'x'}, false, undefined],
-    ['an McpError whose data holds a code', Object.assign(new Error('rpc'), {data: {code: 'not-sent'}}), false, 'not-sent'],
-    ['an error whose data holds an unknown code', Object.assign(new Error('rpc'), {data: {code: 'nope'}}), false, undefined],
+    [
+      'an object that is no Error, named TransportError with a code',
+      {name: 'TransportError', code: 'http', message: 'x'},
+      false,
+      undefined,
+    ],
+    [
+      'an McpError whose data holds a code',
+      Object.assign(new Error('rpc'), {data: {code: 'not-sent'}}),
+      false,
+      'not-sent',
+    ],
+    [
+      'an error whose data holds an unknown code',
+      Object.assign(new Error('rpc'), {data: {code: 'nope'}}),
+      false,
+      undefined,
+    ],
     ['an error without data', new Error('plain'), false, undefined],
     ['null', null, false, undefined],
     ['undefined', undefined, false, undefined],

@@ -27,11 +27,17 @@ interface Seen {
  * `tools/call` with `call`, and other requests with an SSE answer: a notification, then the response, both
  * under the same event ID.
  */
-function modernServer(call: (id: JsonRpcId, tool: string) => Response, minted: string | null = 'minted-anyway'): Seen[] {
+function modernServer(
+  call: (id: JsonRpcId, tool: string) => Response,
+  minted: string | null = 'minted-anyway',
+): Seen[] {
   const seen: Seen[] = []
   network.use(
     http.all(url, async ({request}) => {
-      const body = request.method === 'POST' ? ((await request.json()) as {id?: JsonRpcId; method?: string; params?: {name?: string}}) : undefined
+      const body =
+        request.method === 'POST'
+          ? ((await request.json()) as {id?: JsonRpcId; method?: string; params?: {name?: string}})
+          : undefined
       const header = (name: string): string | null => request.headers.get(name)
       seen.push({
         method: request.method,
@@ -44,7 +50,10 @@ function modernServer(call: (id: JsonRpcId, tool: string) => Response, minted: s
       if (body.id === undefined) return new HttpResponse(null, {status: 202})
       if (body.method === 'initialize') {
         const result = {protocolVersion: '2026-07-28', capabilities: {}, serverInfo: {name: 'modern', version: '1'}}
-        return HttpResponse.json({jsonrpc: '2.0', id: body.id, result}, {headers: minted === null ? {} : {'mcp-session-id': minted}})
+        return HttpResponse.json(
+          {jsonrpc: '2.0', id: body.id, result},
+          {headers: minted === null ? {} : {'mcp-session-id': minted}},
+        )
       }
       if (body.method === 'tools/call') return call(body.id, body.params?.name ?? '')
       // Event IDs mean nothing here: a server may repeat one, and both events must still arrive.
@@ -69,7 +78,8 @@ async function onModernServer(call: (id: JsonRpcId, tool: string) => Response, m
   await transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})
   const request = (id: number, method: string, tool?: string): Promise<void> =>
     transport.send({jsonrpc: '2.0', id, method, params: tool === undefined ? {} : {name: tool}})
-  const answerTo = (id: number): JSONRPCMessage | undefined => messages.find((message) => 'id' in message && message.id === id)
+  const answerTo = (id: number): JSONRPCMessage | undefined =>
+    messages.find((message) => 'id' in message && message.id === id)
   return {seen, store, events, messages, transport, request, answerTo}
 }
 
@@ -97,7 +107,9 @@ describe('2025-03-26', () => {
     await until(() => mock.requests('GET').length === 1)
     mock.faults.cutNext({after: 1, how: 'error', on: 'POST'})
     const progress: number[] = []
-    await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {onprogress: (p) => progress.push(p.progress)})
+    await client.callTool({name: 'slow', arguments: {steps: 3}}, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    })
 
     const [, tool] = mock.session().streams
     expect(tool!.events[0]!.data).not.toBe('')
@@ -120,7 +132,10 @@ describe('2025-11-25 polling', () => {
 
     const [, tool] = mock.session().streams
     expect(eventsOf(events, 'reconnect')).toEqual([
-      expect.objectContaining({branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': tool!.events[0]!.id}}),
+      expect.objectContaining({
+        branch: 'stream-resumption',
+        headers: {'mcp-session-id': 'session-1', 'last-event-id': tool!.events[0]!.id},
+      }),
     ])
     expect(eventsOf(events, 'reconnect-failed')).toEqual([])
     expect(errors).toEqual([])
@@ -141,7 +156,11 @@ describe('2025-11-25 polling', () => {
     await until(() => gets.length === 2)
     expect(gets).toEqual([null, 'g1'])
     expect(eventsOf(events, 'reconnect')).toEqual([
-      expect.objectContaining({stream: 'standalone', branch: 'stream-resumption', headers: {'mcp-session-id': 'session-1', 'last-event-id': 'g1'}}),
+      expect.objectContaining({
+        stream: 'standalone',
+        branch: 'stream-resumption',
+        headers: {'mcp-session-id': 'session-1', 'last-event-id': 'g1'},
+      }),
     ])
     expect(errors).toEqual([])
     await client.close()
@@ -165,7 +184,8 @@ describe('a 2026-07-28 server', () => {
     const later = seen.slice(1)
     expect(later.map((entry) => entry.method)).toEqual(['POST', 'POST', 'POST'])
     expect(later.map((entry) => entry.rpcMethod)).toEqual(['notifications/initialized', 'tools/call', 'tools/list'])
-    for (const entry of later) expect(entry).toMatchObject({sessionId: null, protocolVersion: '2026-07-28', lastEventId: null})
+    for (const entry of later)
+      expect(entry).toMatchObject({sessionId: null, protocolVersion: '2026-07-28', lastEventId: null})
     expect(transport.metrics.streamResumptions).toBe(0)
     expect(eventsOf(events, 'reconnect')).toEqual([])
     // Nothing of a session or a stream is kept; only the bound below which wire IDs were used (docs/design.md#session).
@@ -186,7 +206,12 @@ describe('initialized again after 2026-07-28', () => {
     await until(() => seen.some((entry) => entry.method === 'GET'))
 
     expect(seen.slice(-2)).toMatchObject([
-      {method: 'POST', rpcMethod: 'notifications/initialized', sessionId: 'minted-anyway', protocolVersion: '2025-11-25'},
+      {
+        method: 'POST',
+        rpcMethod: 'notifications/initialized',
+        sessionId: 'minted-anyway',
+        protocolVersion: '2025-11-25',
+      },
       {method: 'GET', sessionId: 'minted-anyway'},
     ])
     await transport.close()
@@ -205,7 +230,10 @@ describe('404 with -32601 is method not found', () => {
     )
     const slow = client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 10}})
     await until(() => mock.requests('POST', 'tools/call').length === 1)
-    const error = await client.callTool({name: 'missing'}).then(() => undefined, (e: unknown) => e)
+    const error = await client.callTool({name: 'missing'}).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(isTransportError(error, 'http') && error.status === 404).toBe(true)
 
     expect((await slow).content).toEqual([{type: 'text', text: 'done after 3 steps'}])
@@ -219,7 +247,10 @@ describe('404 with -32601 is method not found', () => {
 
   it('on 2026-07-28 a 404 with -32601 is http 404, not session expiry', async () => {
     const {transport, request, answerTo, events} = await onModernServer((id) => methodNotFound(id))
-    const error = await request(1, 'tools/call', 'missing').then(() => undefined, (e: unknown) => e)
+    const error = await request(1, 'tools/call', 'missing').then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(isTransportError(error, 'http') && error.status === 404).toBe(true)
     await request(2, 'tools/list')
     await until(() => answerTo(2) !== undefined)

@@ -33,7 +33,11 @@ import {createMockMcpServer, type ReferenceServer} from '../../src/testing/index
 import {anchorsOf, blocksOf, documents, linksOf, read, root, type Block} from '../fixtures/markdown.ts'
 import {requireRedis, startRedis} from '../fixtures/redis-server.ts'
 
-const packageJson = JSON.parse(read('package.json')) as {name: string; exports: Record<string, string | {default: string}>; scripts: Record<string, string>}
+const packageJson = JSON.parse(read('package.json')) as {
+  name: string
+  exports: Record<string, string | {default: string}>
+  scripts: Record<string, string>
+}
 const blocks = documents.flatMap(blocksOf)
 const typescript = blocks.filter((block) => block.language === 'ts' && block.info['excerpt'] === undefined)
 const blocksDir = join(root, '.test-build/docs')
@@ -44,13 +48,17 @@ const isTestFile = (block: Block): boolean => /from 'vitest'/.test(block.code)
 const entryPoints = new Map(
   Object.entries(packageJson.exports)
     .filter((entry): entry is [string, {default: string}] => typeof entry[1] === 'object')
-    .map(([subpath, target]) => [subpath.replace(/^\./, packageJson.name), relative(blocksDir, join(root, target.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts')))]),
+    .map(([subpath, target]) => [
+      subpath.replace(/^\./, packageJson.name),
+      relative(blocksDir, join(root, target.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'))),
+    ]),
 )
 
 function pointAtSources(block: Block): string {
   return block.code.replace(/from '(mcp-resumable-http[^']*)'/g, (_whole, specifier: string) => {
     const source = entryPoints.get(specifier)
-    if (source === undefined) throw new Error(`${block.document}:${block.line} imports ${specifier}, which package.json does not export`)
+    if (source === undefined)
+      throw new Error(`${block.document}:${block.line} imports ${specifier}, which package.json does not export`)
     return `from '${source}'`
   })
 }
@@ -60,7 +68,10 @@ rmSync(blocksDir, {recursive: true, force: true})
 mkdirSync(blocksDir, {recursive: true})
 for (const block of typescript) writeFileSync(fileOf(block), pointAtSources(block))
 // Snippets may leave a name unused (a destructured `close`, say); everything else is the project's strictness.
-writeFileSync(join(blocksDir, 'tsconfig.json'), JSON.stringify({extends: '../../tsconfig.test.json', compilerOptions: {noUnusedLocals: false}, include: ['*.ts']}))
+writeFileSync(
+  join(blocksDir, 'tsconfig.json'),
+  JSON.stringify({extends: '../../tsconfig.test.json', compilerOptions: {noUnusedLocals: false}, include: ['*.ts']}),
+)
 
 afterAll(() => {
   rmSync(blocksDir, {recursive: true, force: true})
@@ -68,13 +79,19 @@ afterAll(() => {
 
 describe('the code blocks of the README and docs/', () => {
   it('are each marked with their language: ts (compiled and run), sh or text', () => {
-    expect(blocks.filter((block) => !['ts', 'sh', 'text'].includes(block.language)).map((block) => `${block.document}:${block.line} "${block.language}"`)).toEqual([])
+    expect(
+      blocks
+        .filter((block) => !['ts', 'sh', 'text'].includes(block.language))
+        .map((block) => `${block.document}:${block.line} "${block.language}"`),
+    ).toEqual([])
     expect(typescript.length).toBeGreaterThanOrEqual(20)
     expect(typescript.filter(isTestFile).length).toBeGreaterThanOrEqual(7)
   })
 
   it('import the package only by the names package.json exports', () => {
-    const specifiers = typescript.flatMap((block) => [...block.code.matchAll(/from '(mcp-resumable-http[^']*)'/g)].map(([, specifier]) => specifier!))
+    const specifiers = typescript.flatMap((block) =>
+      [...block.code.matchAll(/from '(mcp-resumable-http[^']*)'/g)].map(([, specifier]) => specifier!),
+    )
     expect(specifiers.length).toBeGreaterThan(20)
     expect(specifiers.filter((specifier) => !entryPoints.has(specifier))).toEqual([])
   })
@@ -88,7 +105,10 @@ describe('the code blocks of the README and docs/', () => {
       return block.code.split('\n').flatMap((line) => {
         if (line.trim() === '' || line.trim() === '// …') return []
         const found = source.indexOf(line, next)
-        if (found === -1) return [`${block.document}:${block.line}: ${JSON.stringify(line)} is not in ${block.info['excerpt']!} after its line ${next}`]
+        if (found === -1)
+          return [
+            `${block.document}:${block.line}: ${JSON.stringify(line)} is not in ${block.info['excerpt']!} after its line ${next}`,
+          ]
         next = found + 1
         return []
       })
@@ -98,14 +118,18 @@ describe('the code blocks of the README and docs/', () => {
 
   it('run only npm scripts that exist in their shell blocks', () => {
     const scripts = Object.keys(packageJson.scripts)
-    const used = blocks.filter((block) => block.language === 'sh').flatMap((block) => [...block.code.matchAll(/npm (?:run )?([\w:-]+)/g)].map((match) => match[1]!))
+    const used = blocks
+      .filter((block) => block.language === 'sh')
+      .flatMap((block) => [...block.code.matchAll(/npm (?:run )?([\w:-]+)/g)].map((match) => match[1]!))
     expect(used.length).toBeGreaterThan(0)
     expect(used.filter((name) => !['ci', 'install'].includes(name) && !scripts.includes(name))).toEqual([])
   })
 
   it('type-check together under the project strict settings', async () => {
     const tsc = join(root, 'node_modules/typescript/bin/tsc')
-    const result = await promisify(execFile)(process.execPath, [tsc, '-p', join(blocksDir, 'tsconfig.json')]).catch((error: unknown) => error as {stdout: string})
+    const result = await promisify(execFile)(process.execPath, [tsc, '-p', join(blocksDir, 'tsconfig.json')]).catch(
+      (error: unknown) => error as {stdout: string},
+    )
     expect('stdout' in result ? result.stdout : '').toBe('')
   }, 60_000)
 })
@@ -118,13 +142,16 @@ describe('the links of the README and docs/', () => {
     let file: string | undefined
     if (path === '') file = document
     else if (path === repository) file = 'README.md'
-    else if (path.startsWith(`${repository}/blob/main/`) || path.startsWith(`${repository}/tree/main/`)) file = path.slice(`${repository}/blob/main/`.length)
-    else if (path.startsWith('https://raw.githubusercontent.com/mcp-resumable-http/mcp-resumable-http/main/')) file = path.split('/main/')[1]
+    else if (path.startsWith(`${repository}/blob/main/`) || path.startsWith(`${repository}/tree/main/`))
+      file = path.slice(`${repository}/blob/main/`.length)
+    else if (path.startsWith('https://raw.githubusercontent.com/mcp-resumable-http/mcp-resumable-http/main/'))
+      file = path.split('/main/')[1]
     else if (/^https?:/.test(path)) return undefined
     else if (document === 'README.md') return 'a relative link, which the npm page cannot resolve'
     else file = relative(root, join(root, dirname(document), path))
     if (!existsSync(join(root, file!))) return `${file!} does not exist`
-    if (anchor !== undefined && file!.endsWith('.md') && !anchorsOf(read(file!)).has(anchor)) return `${file!} has no heading #${anchor}`
+    if (anchor !== undefined && file!.endsWith('.md') && !anchorsOf(read(file!)).has(anchor))
+      return `${file!} has no heading #${anchor}`
     return undefined
   }
 
@@ -133,15 +160,19 @@ describe('the links of the README and docs/', () => {
     const fromReadme = linksOf(read('README.md'))
     const fromIndex = linksOf(read('docs/README.md'))
     expect(pages.filter((page) => !fromIndex.includes(page.slice('docs/'.length)))).toEqual([])
-    expect(fromReadme.filter((target) => target.startsWith(`${repository}/blob/main/docs/`)).length).toBeGreaterThanOrEqual(10)
+    expect(
+      fromReadme.filter((target) => target.startsWith(`${repository}/blob/main/docs/`)).length,
+    ).toBeGreaterThanOrEqual(10)
   })
 
   it.each(documents)('%s: every link leads to a file, and a heading, that exist', (document) => {
     const links = linksOf(read(document))
-    expect(links.flatMap((target) => {
-      const broken = brokenLink(document, target)
-      return broken === undefined ? [] : [`${target}: ${broken}`]
-    })).toEqual([])
+    expect(
+      links.flatMap((target) => {
+        const broken = brokenLink(document, target)
+        return broken === undefined ? [] : [`${target}: ${broken}`]
+      }),
+    ).toEqual([])
   })
 })
 
@@ -159,13 +190,20 @@ const scenes: Record<string, Scene> = {
   // is the next process, and tells the earlier call's result.
   'died-mid-call': {
     async before(_server, block) {
-      const transport = new ResumableHTTPClientTransport(new URL(urlOf(block)), {store: new FileStore('.mcp-session.json'), callJournal: true})
+      const transport = new ResumableHTTPClientTransport(new URL(urlOf(block)), {
+        store: new FileStore('.mcp-session.json'),
+        callJournal: true,
+      })
       const client = new Client({name: 'first', version: '1.0.0'})
       await client.connect(transport)
       // Its second progress, however long the store's flushes take on a loaded machine: the test's timeout bounds it.
       let secondProgress = (): void => {}
       const reached = new Promise<void>((resolve) => (secondProgress = resolve))
-      const call = client.callTool({name: 'slow', arguments: {steps: 6, delayMs: 30}}, undefined, {onprogress: ({progress}) => progress === 2 && secondProgress()}).catch(() => 'the process died')
+      const call = client
+        .callTool({name: 'slow', arguments: {steps: 6, delayMs: 30}}, undefined, {
+          onprogress: ({progress}) => progress === 2 && secondProgress(),
+        })
+        .catch(() => 'the process died')
       await reached
       await client.close()
       expect(await call).toBe('the process died')
@@ -199,7 +237,9 @@ const scenes: Record<string, Scene> = {
   bearer: {
     before(_server, block) {
       network.use(
-        http.post('https://auth.example/token', () => HttpResponse.json({access_token: 'token-1', token_type: 'Bearer'})),
+        http.post('https://auth.example/token', () =>
+          HttpResponse.json({access_token: 'token-1', token_type: 'Bearer'}),
+        ),
         http.all(urlOf(block), ({request}) => {
           if (request.headers.get('authorization') === 'Bearer token-1') return undefined
           unauthorized++
@@ -247,9 +287,12 @@ for (const document of documents) {
           await scene?.before(server, block, context)
           await import(fileOf(block))
           scene?.after(server, logged)
-          if (!servesItself && /\.connect\(/.test(block.code)) expect(server.requests('POST', 'initialize').length).toBeGreaterThanOrEqual(1)
+          if (!servesItself && /\.connect\(/.test(block.code))
+            expect(server.requests('POST', 'initialize').length).toBeGreaterThanOrEqual(1)
         } finally {
-          const running = (started.mock.contexts as ResumableHTTPClientTransport[]).filter((transport) => !closed.mock.contexts.includes(transport))
+          const running = (started.mock.contexts as ResumableHTTPClientTransport[]).filter(
+            (transport) => !closed.mock.contexts.includes(transport),
+          )
           await Promise.all(running.map((transport) => transport.close()))
           process.chdir(cwd)
           vi.unstubAllGlobals()

@@ -17,7 +17,17 @@ describe('the README', () => {
   })
 
   it('goes from what it is to the reference in the order an adopter needs them', () => {
-    const order = ['Install', 'The one-line swap', 'Quick start', 'Recipes', 'Interoperability', 'Runtimes', 'Benchmark', 'Soak', 'Reference']
+    const order = [
+      'Install',
+      'The one-line swap',
+      'Quick start',
+      'Recipes',
+      'Interoperability',
+      'Runtimes',
+      'Benchmark',
+      'Soak',
+      'Reference',
+    ]
     const titles = sections.map((heading) => heading.title)
     // Other sections may come between these, never before them or out of their order.
     expect(titles.filter((title) => order.includes(title))).toEqual(order)
@@ -32,16 +42,30 @@ describe('the README', () => {
 
   it('keeps its quick start to two commands on a fresh clone, within its first 80 lines, and says they work below the Node floor', () => {
     const quickStart = sectionAt('Quick start')!
-    const [block] = blocksOf('README.md').filter((candidate) => candidate.line > quickStart.line && candidate.language === 'sh')
+    const [block] = blocksOf('README.md').filter(
+      (candidate) => candidate.line > quickStart.line && candidate.language === 'sh',
+    )
     expect(block!.line).toBeLessThanOrEqual(80)
-    expect(block!.code.trim().split('\n').map((line) => line.replace(/\s+#.*$/, ''))).toEqual(['npm ci && npm run demo', 'npm test'])
+    expect(
+      block!.code
+        .trim()
+        .split('\n')
+        .map((line) => line.replace(/\s+#.*$/, '')),
+    ).toEqual(['npm ci && npm run demo', 'npm test'])
     const floor = (JSON.parse(read('package.json')) as {engines: {node: string}}).engines.node
     expect(readme.slice(0, readme.indexOf('## Quick start'))).toContain(`Node \`${floor}\``)
-    expect(lines.slice(block!.line, block!.line + 10).join(' ')).toContain('`scripts/node.mjs` fetches a supported Node')
+    expect(lines.slice(block!.line, block!.line + 10).join(' ')).toContain(
+      '`scripts/node.mjs` fetches a supported Node',
+    )
   })
 
   it('has a recipe for each thing an adopter does, each with its code', () => {
-    const recipes = headingsOf(readme).filter((heading) => heading.level === 3 && heading.line > sectionAt('Recipes')!.line && heading.line < sectionAt('Interoperability')!.line)
+    const recipes = headingsOf(readme).filter(
+      (heading) =>
+        heading.level === 3 &&
+        heading.line > sectionAt('Recipes')!.line &&
+        heading.line < sectionAt('Interoperability')!.line,
+    )
     expect(recipes.map((heading) => heading.title)).toEqual([
       'Resume after a restart',
       'In the browser',
@@ -51,7 +75,11 @@ describe('the README', () => {
       'Browser extensions (Manifest V3)',
       'Both protocol eras',
     ])
-    const withCode = new Set(blocksOf('README.md').filter((block) => block.language === 'ts').map((block) => block.heading))
+    const withCode = new Set(
+      blocksOf('README.md')
+        .filter((block) => block.language === 'ts')
+        .map((block) => block.heading),
+    )
     expect(recipes.filter((heading) => !withCode.has(heading.title)).map((heading) => heading.title)).toEqual([])
   })
 })

@@ -11,8 +11,15 @@ import {describe, expect, it} from 'vitest'
 import {ResumableHTTPClientTransport} from '../../src/index.ts'
 import {codeIn, read, root, tableRows, type TableRow} from '../fixtures/markdown.ts'
 
-const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, {...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {}})!
-const program = ts.createProgram(['index.ts', 'node.ts', 'idb.ts', 'redis.ts'].map((file) => join(root, 'src', file)), config.options)
+const config = ts.getParsedCommandLineOfConfigFile(
+  join(root, 'tsconfig.json'),
+  {},
+  {...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {}},
+)!
+const program = ts.createProgram(
+  ['index.ts', 'node.ts', 'idb.ts', 'redis.ts'].map((file) => join(root, 'src', file)),
+  config.options,
+)
 const checker = program.getTypeChecker()
 
 /** The symbol `name` exported by the entry point `entry` (`src/<entry>`), its alias resolved. */
@@ -43,7 +50,11 @@ function propertiesOf(entry: string, name: string, prefix = ''): Documented[] {
   return checker.getPropertiesOfType(declaredType(entry, name)).map((property) => {
     const tag = property.getJsDocTags(checker).find((candidate) => candidate.name === 'defaultValue')
     const type = checker.getTypeOfSymbol(property)
-    return {name: `${prefix}${property.name}`, defaultValue: tag === undefined ? undefined : ts.displayPartsToString(tag.text), values: stringLiterals(type)}
+    return {
+      name: `${prefix}${property.name}`,
+      defaultValue: tag === undefined ? undefined : ts.displayPartsToString(tag.text),
+      values: stringLiterals(type),
+    }
   })
 }
 
@@ -51,7 +62,11 @@ const plain = (text: string): string => text.replaceAll('`', '').trim()
 
 /** The rows of a page's tables under `heading` whose first cell opens with a name in backticks, by that name. */
 function rowsUnder(rows: TableRow[], heading: string): Map<string, TableRow> {
-  return new Map(rows.filter((row) => row.heading === heading && codeIn(row.cells[0]!) !== undefined).map((row) => [codeIn(row.cells[0]!)!, row]))
+  return new Map(
+    rows
+      .filter((row) => row.heading === heading && codeIn(row.cells[0]!) !== undefined)
+      .map((row) => [codeIn(row.cells[0]!)!, row]),
+  )
 }
 
 describe('docs/options.md', () => {
@@ -79,13 +94,19 @@ describe('docs/options.md', () => {
       const disagreeing = properties.flatMap(({name: option, defaultValue}) => {
         const shown = plain(table.get(option)?.cells[1] ?? '')
         const tsdoc = plain(defaultValue ?? 'none')
-        return tsdoc.startsWith(shown) || shown.startsWith(tsdoc) ? [] : [`${option}: "${shown}", the TSDoc says "${tsdoc}"`]
+        return tsdoc.startsWith(shown) || shown.startsWith(tsdoc)
+          ? []
+          : [`${option}: "${shown}", the TSDoc says "${tsdoc}"`]
       })
       expect(disagreeing).toEqual([])
     })
 
     it('names every value an option of a string union takes', () => {
-      const missing = properties.flatMap(({name: option, values}) => values.filter((value) => !table.get(option)?.cells.join(' ').includes(`'${value}'`)).map((value) => `${option}: '${value}'`))
+      const missing = properties.flatMap(({name: option, values}) =>
+        values
+          .filter((value) => !table.get(option)?.cells.join(' ').includes(`'${value}'`))
+          .map((value) => `${option}: '${value}'`),
+      )
       expect(missing).toEqual([])
     })
   })
@@ -99,7 +120,11 @@ describe('docs/options.md', () => {
     }
     const accepted = /the options are (.*) \(/.exec(message)![1]!.split(', ')
     expect(accepted).toContain('store')
-    expect(accepted.sort()).toEqual(propertiesOf('index.ts', 'ResumableHTTPClientTransportOptions').map((property) => property.name).sort())
+    expect(accepted.sort()).toEqual(
+      propertiesOf('index.ts', 'ResumableHTTPClientTransportOptions')
+        .map((property) => property.name)
+        .sort(),
+    )
   })
 })
 
@@ -116,23 +141,32 @@ describe('docs/events.md', () => {
   const rows = tableRows(read('docs/events.md'))
   const members = (declaredType('index.ts', 'TransportEvent') as ts.UnionType).types.map((member) => {
     const fields = checker.getPropertiesOfType(member).map((property) => property.name)
-    return {type: stringLiterals(checker.getTypeOfSymbol(member.getProperty('type')!))[0]!, fields: fields.filter((field) => field !== 'type')}
+    return {
+      type: stringLiterals(checker.getTypeOfSymbol(member.getProperty('type')!))[0]!,
+      fields: fields.filter((field) => field !== 'type'),
+    }
   })
 
   it('has one row for every type of TransportEvent, and none for anything else', () => {
     expect(members.length).toBeGreaterThanOrEqual(20)
-    const types = rows.filter((row) => row.cells.length === 3 && row.heading !== 'Metrics').map((row) => codeIn(row.cells[0]!))
+    const types = rows
+      .filter((row) => row.cells.length === 3 && row.heading !== 'Metrics')
+      .map((row) => codeIn(row.cells[0]!))
     expect(types.sort()).toEqual(members.map((member) => member.type).sort())
   })
 
   it('names every field of each event in its row', () => {
     const byType = new Map(rows.map((row) => [codeIn(row.cells[0]!), row.cells[1]!]))
-    const missing = members.flatMap(({type, fields}) => fields.filter((field) => !byType.get(type)?.includes(`\`${field}\``)).map((field) => `${type}.${field}`))
+    const missing = members.flatMap(({type, fields}) =>
+      fields.filter((field) => !byType.get(type)?.includes(`\`${field}\``)).map((field) => `${type}.${field}`),
+    )
     expect(missing).toEqual([])
   })
 
   it('has one row for every metric of TransportMetrics', () => {
-    const metrics = checker.getPropertiesOfType(declaredType('index.ts', 'TransportMetrics')).map((property) => property.name)
+    const metrics = checker
+      .getPropertiesOfType(declaredType('index.ts', 'TransportMetrics'))
+      .map((property) => property.name)
     expect([...rowsUnder(rows, 'Metrics').keys()].sort()).toEqual(metrics.sort())
   })
 })
@@ -144,21 +178,33 @@ describe('docs/migration.md', () => {
       const from = declarations.indexOf(start)
       return declarations.slice(from, from + end.exec(declarations.slice(from))!.index)
     }
-    const options = [...between('export type StreamableHTTPClientTransportOptions = {', /^\};/m).matchAll(/^ {4}(\w+)\?:/gm)].map((match) => `opts.${match[1]!}`)
-    const members = [...between('export declare class StreamableHTTPClientTransport ', /^\}/m).matchAll(/^ {4}(?!private )(?:get |set )?(\w+)\??[(:]/gm)]
+    const options = [
+      ...between('export type StreamableHTTPClientTransportOptions = {', /^\};/m).matchAll(/^ {4}(\w+)\?:/gm),
+    ].map((match) => `opts.${match[1]!}`)
+    const members = [
+      ...between('export declare class StreamableHTTPClientTransport ', /^\}/m).matchAll(
+        /^ {4}(?!private )(?:get |set )?(\w+)\??[(:]/gm,
+      ),
+    ]
       .map((match) => match[1]!)
       .filter((name) => name !== 'constructor')
     expect(options).toContain('opts.reconnectionOptions')
     expect(members).toContain('resumeStream')
-    const firstColumn = tableRows(read('docs/migration.md')).map((row) => row.cells[0]!).join(' ')
-    expect([...options, ...members].filter((name) => !new RegExp(`\`${name.replace('.', '\\.')}[\`(]`).test(firstColumn))).toEqual([])
+    const firstColumn = tableRows(read('docs/migration.md'))
+      .map((row) => row.cells[0]!)
+      .join(' ')
+    expect(
+      [...options, ...members].filter((name) => !new RegExp(`\`${name.replace('.', '\\.')}[\`(]`).test(firstColumn)),
+    ).toEqual([])
   })
 })
 
 describe('the API reference (npm run docs)', () => {
   it('documents every entry point the package exports: typedoc.json lists the source of each', () => {
     const {exports} = JSON.parse(read('package.json')) as {exports: Record<string, {default: string}>}
-    const sources = Object.values(exports).filter((entry) => typeof entry === 'object' && entry.default.endsWith('.js')).map((entry) => entry.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'))
+    const sources = Object.values(exports)
+      .filter((entry) => typeof entry === 'object' && entry.default.endsWith('.js'))
+      .map((entry) => entry.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'))
     const {entryPoints} = JSON.parse(read('typedoc.json')) as {entryPoints: string[]}
     expect(sources.length).toBeGreaterThan(5)
     expect([...entryPoints].sort()).toEqual(sources.sort())

@@ -45,7 +45,11 @@ describe('IdbStore in headless Chromium', () => {
     const state = (): Promise<PageState> => page.evaluate(() => window.__state)
 
     await page.goto(`${origin}/`)
-    await page.waitForFunction(() => window.__state.progress.length >= 2 || window.__state.phase === 'failed', undefined, {timeout: 10_000})
+    await page.waitForFunction(
+      () => window.__state.progress.length >= 2 || window.__state.phase === 'failed',
+      undefined,
+      {timeout: 10_000},
+    )
     const first = await state()
     expect(first.errors).toEqual([])
     expect(first.load).toBe(1)
@@ -53,7 +57,9 @@ describe('IdbStore in headless Chromium', () => {
     expect(first.sessionId).toMatch(/^session-/)
 
     await page.reload()
-    await page.waitForFunction(() => window.__state.phase === 'done' || window.__state.phase === 'failed', undefined, {timeout: 10_000})
+    await page.waitForFunction(() => window.__state.phase === 'done' || window.__state.phase === 'failed', undefined, {
+      timeout: 10_000,
+    })
     const after = await state()
     expect(after.errors).toEqual([])
     expect(after.load).toBe(2)
@@ -67,28 +73,45 @@ describe('IdbStore in headless Chromium', () => {
     expect(server.executions).toEqual({slow: 1, echo: 1})
 
     // Stream resumption of the tool's stream: one GET with the session and a cursor of that stream.
-    const toolStream = server.session(first.sessionId).streams.find((stream) => stream.events.some((event) => event.data.includes('done after')))!
+    const toolStream = server
+      .session(first.sessionId)
+      .streams.find((stream) => stream.events.some((event) => event.data.includes('done after')))!
     const resumes = server.log.filter((entry) => entry.lastEventId !== undefined)
     expect(resumes).toEqual([expect.objectContaining({method: 'GET', sessionId: first.sessionId, status: 200})])
     const cursor = resumes[0]!.lastEventId!
     // That cursor is the one the first load had stored in IndexedDB.
-    const storedCursors = Object.entries(after.storedBefore).filter(([key]) => key.startsWith(`mcp-resumable-http:${origin}/mcp#stream:`))
+    const storedCursors = Object.entries(after.storedBefore).filter(([key]) =>
+      key.startsWith(`mcp-resumable-http:${origin}/mcp#stream:`),
+    )
     expect(storedCursors.map(([, record]) => (record as {lastEventId: string}).lastEventId)).toEqual([cursor])
     const cursorIndex = toolStream.events.findIndex((event) => event.id === cursor)
     expect(cursorIndex).toBeGreaterThan(0)
     const request = after.reconnects.filter((event) => event.stream === 'request')
     expect(request).toEqual([
-      expect.objectContaining({branch: 'stream-resumption', headers: {'mcp-session-id': first.sessionId, 'last-event-id': cursor}}),
+      expect.objectContaining({
+        branch: 'stream-resumption',
+        headers: {'mcp-session-id': first.sessionId, 'last-event-id': cursor},
+      }),
     ])
     // The standalone stream had no event, so no cursor: it is re-attached with the session alone.
     expect(after.reconnects.filter((event) => event.stream === 'standalone')).toEqual([
-      expect.objectContaining({branch: 'session-resumption', headers: {'mcp-session-id': first.sessionId, 'last-event-id': undefined}}),
+      expect.objectContaining({
+        branch: 'session-resumption',
+        headers: {'mcp-session-id': first.sessionId, 'last-event-id': undefined},
+      }),
     ])
 
     // The tool's result arrived once, reported as the answer to a call of the previous load.
     expect(after.unmatched).toHaveLength(1)
-    expect(after.unmatched[0]!.message).toMatchObject({result: {content: [{type: 'text', text: `done after ${steps} steps`}]}})
-    expect(after.metrics).toMatchObject({unmatchedResponses: 1, streamResumptions: 1, newSessions: 0, duplicatesDropped: 0})
+    expect(after.unmatched[0]!.message).toMatchObject({
+      result: {content: [{type: 'text', text: `done after ${steps} steps`}]},
+    })
+    expect(after.metrics).toMatchObject({
+      unmatchedResponses: 1,
+      streamResumptions: 1,
+      newSessions: 0,
+      duplicatesDropped: 0,
+    })
 
     // Nothing twice: the first load got progress 1..k (each once); the replay held exactly the rest and the
     // result, as orphaned notifications, since the reloaded Client never asked for them.

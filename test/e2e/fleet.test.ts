@@ -6,7 +6,14 @@
 import {rm} from 'node:fs/promises'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {buildDist, reusedRequestIds, startFleetServer, startWorker, type FleetServer, type Worker} from '../fixtures/fleet.ts'
+import {
+  buildDist,
+  reusedRequestIds,
+  startFleetServer,
+  startWorker,
+  type FleetServer,
+  type Worker,
+} from '../fixtures/fleet.ts'
 import {hasRedis, requireRedis, startRedis, type RunningRedis} from '../fixtures/redis-server.ts'
 
 let build: {directory: string; dist: string}
@@ -28,7 +35,12 @@ afterAll(async () => {
   await rm(build.directory, {recursive: true, force: true})
 })
 
-function worker(name: string, store: ['redis' | 'file', string], ownership: 'new-session' | 'wait', answer: 'answer' | 'hang' = 'answer'): Worker {
+function worker(
+  name: string,
+  store: ['redis' | 'file', string],
+  ownership: 'new-session' | 'wait',
+  answer: 'answer' | 'hang' = 'answer',
+): Worker {
   const started = startWorker({dist: build.dist, url: fleet!.listening.url, store, name, ownership, leaseTtlMs, answer})
   workers.push(started)
   return started
@@ -48,12 +60,16 @@ describe('a fleet of workers on one RedisStore', () => {
 
     owner.send('job')
     await owner.next((report) => report['asked'] !== undefined)
-    expect(owner.reports.filter((report) => report['progress'] !== undefined).map((report) => report['progress'])).toEqual([1, 2])
+    expect(
+      owner.reports.filter((report) => report['progress'] !== undefined).map((report) => report['progress']),
+    ).toEqual([1, 2])
     expect(standbys.every((standby) => standby.reports.every((report) => report['connected'] === undefined))).toBe(true)
     owner.child.kill('SIGKILL')
     const killedAt = Date.now()
 
-    const result = await Promise.race(standbys.map((standby) => standby.next((report) => report['result'] !== undefined)))
+    const result = await Promise.race(
+      standbys.map((standby) => standby.next((report) => report['result'] !== undefined)),
+    )
     const adopter = standbys.find((standby) => standby.reports.includes(result))!
     const other = standbys.find((standby) => standby !== adopter)!
     const adopted = adopter.reports.find((report) => report['connected'] !== undefined)!
@@ -61,7 +77,9 @@ describe('a fleet of workers on one RedisStore', () => {
     expect(adopted['connected']).toBe(sessionId)
     // Within the lease TTL of the last renewal (a third of it before the kill at most), and the wait's poll.
     expect(resumed.at - killedAt).toBeLessThan(leaseTtlMs * 1.5)
-    expect(result['result']).toMatchObject({result: {content: [{type: 'text', text: `job done: answer from ${adopter.reports[0]!.worker}`}]}})
+    expect(result['result']).toMatchObject({
+      result: {content: [{type: 'text', text: `job done: answer from ${adopter.reports[0]!.worker}`}]},
+    })
     expect(result['metrics']).toMatchObject({streamResumptions: 1, unmatchedResponses: 1})
 
     expect(server.executions).toEqual({job: 1})
@@ -70,12 +88,18 @@ describe('a fleet of workers on one RedisStore', () => {
     // standalone stream re-attached without a cursor may bring it again while that answer is on its way: the
     // transport then sends the same answer again, never a second one (the server asked twice).
     expect(adopter.reports.filter((report) => report['asked'] !== undefined)).toHaveLength(1)
-    expect([...server.answers.values()].map((answers) => new Set(answers.map((answer) => JSON.stringify(answer))).size)).toEqual([1])
+    expect(
+      [...server.answers.values()].map((answers) => new Set(answers.map((answer) => JSON.stringify(answer))).size),
+    ).toEqual([1])
     expect(reusedRequestIds(seen)).toEqual([])
     // Only the owner and then the adopter ever used the session; the other standby is still waiting.
-    expect(new Set(seen.filter((entry) => entry.sessionId === sessionId).map((entry) => entry.worker))).toEqual(new Set(['owner', adopter.reports[0]!.worker]))
+    expect(new Set(seen.filter((entry) => entry.sessionId === sessionId).map((entry) => entry.worker))).toEqual(
+      new Set(['owner', adopter.reports[0]!.worker]),
+    )
     expect(other.reports.some((report) => report['connected'] !== undefined)).toBe(false)
-    expect(seen.filter((entry) => entry.lastEventId !== null).every((entry) => entry.worker === adopter.reports[0]!.worker)).toBe(true)
+    expect(
+      seen.filter((entry) => entry.lastEventId !== null).every((entry) => entry.worker === adopter.reports[0]!.worker),
+    ).toBe(true)
     expect(adopter.reports.filter((report) => report['storeError'] !== undefined)).toEqual([])
 
     adopter.send('close')
@@ -102,7 +126,9 @@ describe('two processes on one FileStore', () => {
     await new Promise((resolve) => earlier.child.once('exit', resolve))
 
     const pair = [worker('a', store, 'new-session'), worker('b', store, 'new-session')]
-    const sessions = await Promise.all(pair.map(async (process) => (await process.next((report) => report['connected'] !== undefined))['connected']))
+    const sessions = await Promise.all(
+      pair.map(async (process) => (await process.next((report) => report['connected'] !== undefined))['connected']),
+    )
     // One adopted the stored session; the other started its own.
     expect(sessions).toContain(stored)
     expect(new Set(sessions).size).toBe(2)
@@ -112,7 +138,9 @@ describe('two processes on one FileStore', () => {
     expect(reusedRequestIds(seen)).toEqual([])
     for (const [index, process] of pair.entries()) {
       const name = ['a', 'b'][index]!
-      const used = new Set(seen.filter((entry) => entry.worker === name && entry.sessionId !== null).map((entry) => entry.sessionId))
+      const used = new Set(
+        seen.filter((entry) => entry.worker === name && entry.sessionId !== null).map((entry) => entry.sessionId),
+      )
       expect(used).toEqual(new Set([sessions[index]]))
       expect(process.reports.filter((report) => report['storeError'] !== undefined)).toEqual([])
     }

@@ -19,7 +19,14 @@ import {chromium, type BrowserContext, type CDPSession, type Page} from 'playwri
 import {build} from 'vite'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import type {AppState, Reply, Request} from '../../examples/mv3-extension/src/messages.ts'
-import {builtinTools, createReferenceServer, listen, type Listening, type ReferenceServer, type ReferenceServerOptions} from '../../src/testing/node.ts'
+import {
+  builtinTools,
+  createReferenceServer,
+  listen,
+  type Listening,
+  type ReferenceServer,
+  type ReferenceServerOptions,
+} from '../../src/testing/node.ts'
 import {executablePath, hasChromium, requireChromium} from '../fixtures/chromium.ts'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -46,10 +53,21 @@ beforeAll(async () => {
   if (!hasChromium) return
   listening = await listen({handle: (request) => server.handle(request)})
   const scratch = (prefix: string): Promise<string> => mkdtemp(join(tmpdir(), prefix))
-  ;[outDir, ajvOutDir, profile] = await Promise.all([scratch('mv3-extension-'), scratch('mv3-extension-ajv-'), scratch('mv3-profile-')])
-  const config = {configFile: join(root, 'examples/mv3-extension/vite.config.ts'), define: {MCP_SERVER_URL: JSON.stringify(listening.url)}, logLevel: 'error' as const}
+  ;[outDir, ajvOutDir, profile] = await Promise.all([
+    scratch('mv3-extension-'),
+    scratch('mv3-extension-ajv-'),
+    scratch('mv3-profile-'),
+  ])
+  const config = {
+    configFile: join(root, 'examples/mv3-extension/vite.config.ts'),
+    define: {MCP_SERVER_URL: JSON.stringify(listening.url)},
+    logLevel: 'error' as const,
+  }
   await build({...config, build: {outDir, emptyOutDir: true}})
-  const ajv = {find: /^@modelcontextprotocol\/sdk\/validation\/cfworker$/, replacement: join(root, 'test/fixtures/ajv-validator.ts')}
+  const ajv = {
+    find: /^@modelcontextprotocol\/sdk\/validation\/cfworker$/,
+    replacement: join(root, 'test/fixtures/ajv-validator.ts'),
+  }
   await build({...config, resolve: {alias: [ajv]}, build: {outDir: ajvOutDir, emptyOutDir: true}})
 }, 60_000)
 
@@ -64,7 +82,10 @@ afterAll(async () => {
 })
 
 /** The browser with the built extension in a fresh profile, its popup page open, and a CDP session of that page. */
-async function launch(extension = outDir, options?: ReferenceServerOptions): Promise<{page: Page; cdp: CDPSession; extensionId: string; versions: Map<string, string>}> {
+async function launch(
+  extension = outDir,
+  options?: ReferenceServerOptions,
+): Promise<{page: Page; cdp: CDPSession; extensionId: string; versions: Map<string, string>}> {
   server = createReferenceServer(options)
   await rm(profile, {recursive: true, force: true})
   const context = (browser = await chromium.launchPersistentContext(profile, {
@@ -89,19 +110,29 @@ async function launch(extension = outDir, options?: ReferenceServerOptions): Pro
   // The running status of each service worker version, as ServiceWorker.workerVersionUpdated reports it.
   const versions = new Map<string, string>()
   cdp.on('ServiceWorker.workerVersionUpdated', ({versions: updated}) => {
-    for (const version of updated) if (version.scriptURL === worker.url()) versions.set(version.versionId, version.runningStatus)
+    for (const version of updated)
+      if (version.scriptURL === worker.url()) versions.set(version.versionId, version.runningStatus)
   })
   await cdp.send('ServiceWorker.enable')
   return {page, cdp, extensionId, versions}
 }
 
-const send = (page: Page, request: Request): Promise<Reply> => page.evaluate((message) => chrome.runtime.sendMessage(message), request)
+const send = (page: Page, request: Request): Promise<Reply> =>
+  page.evaluate((message) => chrome.runtime.sendMessage(message), request)
 /** The app state in chrome.storage.local, read by the popup page: reading it never wakes the worker. */
 const state = (page: Page): Promise<AppState> =>
-  page.evaluate(() => chrome.storage.local.get({calls: {}, approvals: {}, unattributed: [], errors: []})) as Promise<AppState>
-const alarmArmed = (page: Page): Promise<boolean> => page.evaluate(async (name) => (await chrome.alarms.get(name)) !== undefined, keepAliveAlarm)
+  page.evaluate(() =>
+    chrome.storage.local.get({calls: {}, approvals: {}, unattributed: [], errors: []}),
+  ) as Promise<AppState>
+const alarmArmed = (page: Page): Promise<boolean> =>
+  page.evaluate(async (name) => (await chrome.alarms.get(name)) !== undefined, keepAliveAlarm)
 
-async function until<T>(probe: () => T | Promise<T>, holds: (value: T) => boolean, what: string, ms = 15_000): Promise<T> {
+async function until<T>(
+  probe: () => T | Promise<T>,
+  holds: (value: T) => boolean,
+  what: string,
+  ms = 15_000,
+): Promise<T> {
   const deadline = Date.now() + ms
   for (;;) {
     const value = await probe()
@@ -116,9 +147,15 @@ async function stopWorker(cdp: CDPSession, versions: Map<string, string>, extens
   const running = [...versions].find(([, status]) => status === 'running')
   expect(running, 'a running worker').toBeDefined()
   await cdp.send('ServiceWorker.stopWorker', {versionId: running![0]})
-  await until(() => versions.get(running![0]), (status) => status === 'stopped', 'the worker version stopped')
+  await until(
+    () => versions.get(running![0]),
+    (status) => status === 'stopped',
+    'the worker version stopped',
+  )
   const {targetInfos} = await cdp.send('Target.getTargets')
-  expect(targetInfos.filter((target) => target.type === 'service_worker' && target.url.includes(extensionId))).toEqual([])
+  expect(targetInfos.filter((target) => target.type === 'service_worker' && target.url.includes(extensionId))).toEqual(
+    [],
+  )
 }
 
 interface Started {
@@ -142,7 +179,9 @@ async function startCalls(): Promise<Started> {
   // Mid-call: progress 2 of the slow tool recorded by the app, the sampling request waiting for the user.
   await until(
     () => state(page),
-    (app) => (app.calls[slow.id]?.progress.length ?? 0) >= 2 && Object.values(app.approvals).some((approval) => approval.status === 'waiting'),
+    (app) =>
+      (app.calls[slow.id]?.progress.length ?? 0) >= 2 &&
+      Object.values(app.approvals).some((approval) => approval.status === 'waiting'),
     'both calls mid-call',
   )
   // Requests are pending: the keep-alive alarm is armed.
@@ -151,7 +190,10 @@ async function startCalls(): Promise<Started> {
 }
 
 /** Approves the sampling request, then checks everything the worker's stop must not have lost. */
-async function approveAndCheck({page, first, slowId, askId}: Started, second: Extract<Reply, {instance: string}>): Promise<void> {
+async function approveAndCheck(
+  {page, first, slowId, askId}: Started,
+  second: Extract<Reply, {instance: string}>,
+): Promise<void> {
   // A new instance of the worker, on the same session: re-attached, not initialized.
   expect(second.instance).not.toBe(first.instance)
   expect(second.sessionId).toBe(first.sessionId)
@@ -159,27 +201,44 @@ async function approveAndCheck({page, first, slowId, askId}: Started, second: Ex
   expect(await send(page, {type: 'approve', key: key!})).toEqual({ok: true})
   const app = await until(
     () => state(page),
-    (current) => current.calls[slowId]?.status === 'done' && current.unattributed.length + Number(current.calls[askId]?.status === 'done') === 1,
+    (current) =>
+      current.calls[slowId]?.status === 'done' &&
+      current.unattributed.length + Number(current.calls[askId]?.status === 'done') === 1,
     'both results',
   )
 
   expect(server.requests('POST', 'initialize')).toHaveLength(1)
   expect(server.executions).toEqual({slow: 1, ask: 1})
   // The tool's stream was resumed with its cursor: a GET with Last-Event-ID, inside the session.
-  const slowStream = server.session(first.sessionId).streams.find((stream) => stream.events.some((event) => event.data.includes('done after')))!
+  const slowStream = server
+    .session(first.sessionId)
+    .streams.find((stream) => stream.events.some((event) => event.data.includes('done after')))!
   const resumed = server.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== undefined)
   const slowResume = resumed.find((entry) => slowStream.events.some((event) => event.id === entry.lastEventId))
   expect(slowResume).toMatchObject({sessionId: first.sessionId, status: 200})
   // The sampling request the stopped worker left unanswered was answered once, by the new instance.
-  expect([...server.answers.values()]).toEqual([[expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'answer to question 1'}})})]])
+  expect([...server.answers.values()]).toEqual([
+    [
+      expect.objectContaining({
+        result: expect.objectContaining({content: {type: 'text', text: 'answer to question 1'}}),
+      }),
+    ],
+  ])
   expect(app.approvals[key!]).toEqual({question: 'question 1', status: 'answered'})
 
   // The slow call's result reached the app attributed to that call, with all its progress once each, in order:
   // the first instance's through the Client, the rest through the transport's events, by the call they carry.
-  expect(app.calls[slowId]).toMatchObject({tool: 'slow', instance: first.instance, status: 'done', result: `done after ${steps} steps`})
+  expect(app.calls[slowId]).toMatchObject({
+    tool: 'slow',
+    instance: first.instance,
+    status: 'done',
+    result: `done after ${steps} steps`,
+  })
   expect(app.calls[slowId]!.progress).toEqual(Array.from({length: steps}, (_, index) => index + 1))
   const cursorAt = slowStream.events.findIndex((event) => event.id === slowResume!.lastEventId)
-  const replayedProgress = slowStream.events.slice(cursorAt + 1).filter((event) => event.data.includes('notifications/progress'))
+  const replayedProgress = slowStream.events
+    .slice(cursorAt + 1)
+    .filter((event) => event.data.includes('notifications/progress'))
   expect(replayedProgress.length).toBeGreaterThanOrEqual(1)
   // Attributed by the call the replayed progress carried: its wire ID is the one the answer names.
   const answer = slowStream.events.find((event) => event.data.includes('done after'))!
@@ -192,7 +251,11 @@ async function approveAndCheck({page, first, slowId, askId}: Started, second: Ex
   // Nothing is pending any more: the keep-alive alarm is cleared.
   const status = await send(page, {type: 'status'})
   expect(status).toMatchObject({instance: second.instance, pending: 0})
-  await until(() => alarmArmed(page), (armed) => !armed, 'the keep-alive alarm cleared')
+  await until(
+    () => alarmArmed(page),
+    (armed) => !armed,
+    'the keep-alive alarm cleared',
+  )
 }
 
 describe('the MV3 example extension in headless Chromium', () => {
@@ -201,7 +264,14 @@ describe('the MV3 example extension in headless Chromium', () => {
     const started = await startCalls()
     await stopWorker(started.cdp, started.versions, started.extensionId)
     // The tool finishes on the server while the worker is stopped.
-    await until(() => server.session(started.first.sessionId).streams.some((stream) => stream.events.some((event) => event.data.includes('done after'))), Boolean, 'the slow tool done on the server')
+    await until(
+      () =>
+        server
+          .session(started.first.sessionId)
+          .streams.some((stream) => stream.events.some((event) => event.data.includes('done after'))),
+      Boolean,
+      'the slow tool done on the server',
+    )
     const second = (await send(started.page, {type: 'status'})) as Extract<Reply, {instance: string}>
     await approveAndCheck(started, second)
   }, 60_000)
@@ -211,10 +281,17 @@ describe('the MV3 example extension in headless Chromium', () => {
     const started = await startCalls()
     const {page, cdp, versions, extensionId} = started
     // The alarm fires every 30 s; brought forward to 1 s (unpacked extensions allow it) so that the test is quick.
-    await page.evaluate((name) => chrome.alarms.create(name, {when: Date.now() + 1000, periodInMinutes: 0.5}), keepAliveAlarm)
+    await page.evaluate(
+      (name) => chrome.alarms.create(name, {when: Date.now() + 1000, periodInMinutes: 0.5}),
+      keepAliveAlarm,
+    )
     await stopWorker(cdp, versions, extensionId)
     // Nothing but the alarm starts it again; the new instance resumes the call's stream on its own.
-    await until(() => server.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== undefined).length, (count) => count >= 1, 'a resuming GET')
+    await until(
+      () => server.log.filter((entry) => entry.method === 'GET' && entry.lastEventId !== undefined).length,
+      (count) => count >= 1,
+      'a resuming GET',
+    )
     expect([...versions.values()]).toContain('running')
     const second = (await send(page, {type: 'status'})) as Extract<Reply, {instance: string}>
     await approveAndCheck(started, second)
@@ -232,13 +309,19 @@ describe('the MV3 example extension in headless Chromium', () => {
     expect(await send(safe.page, {type: 'tools'})).toEqual({tools: ['echo', 'increment', 'slow', 'ask', 'forecast']})
     const call = await send(safe.page, {type: 'call', tool: 'forecast'})
     if (!('id' in call)) throw new Error(JSON.stringify(call))
-    const app = await until(() => state(safe.page), (current) => current.calls[call.id]?.status !== 'pending', 'the forecast result')
+    const app = await until(
+      () => state(safe.page),
+      (current) => current.calls[call.id]?.status !== 'pending',
+      'the forecast result',
+    )
     expect(app.calls[call.id]).toMatchObject({status: 'done', result: '21 °C'})
     await browser?.close()
     browser = undefined
 
     const ajv = await launch(ajvOutDir, {tools})
     // Ajv compiles the output schema as the Client caches the listed tools: the CSP refuses it.
-    expect(await send(ajv.page, {type: 'tools'})).toEqual({error: expect.stringMatching(/EvalError: .*Content Security Policy/)})
+    expect(await send(ajv.page, {type: 'tools'})).toEqual({
+      error: expect.stringMatching(/EvalError: .*Content Security Policy/),
+    })
   }, 60_000)
 })

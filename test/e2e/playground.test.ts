@@ -55,11 +55,16 @@ describe('the playground, clicked through in headless Chromium', () => {
     await page.goto(url)
     await page.waitForSelector('body[data-ready="true"]')
     await page.getByRole('button', {name: 'Start a slow tool'}).click()
-    await page.waitForFunction(() => Number(document.querySelector('.call[data-status="running"] .numbers')?.textContent.split('/')[0]) >= 2)
+    await page.waitForFunction(
+      () => Number(document.querySelector('.call[data-status="running"] .numbers')?.textContent.split('/')[0]) >= 2,
+    )
     const sessionId = await page.locator('#session').textContent()
 
     // The page's own button: location.reload(), mid-stream.
-    await Promise.all([page.waitForEvent('framenavigated'), page.getByRole('button', {name: 'Reload the page'}).click()])
+    await Promise.all([
+      page.waitForEvent('framenavigated'),
+      page.getByRole('button', {name: 'Reload the page'}).click(),
+    ])
     await page.waitForSelector('body[data-ready="true"]')
     expect(await page.locator('#load').textContent()).toBe('#2')
     expect(await page.locator('#session').textContent()).toBe(sessionId)
@@ -72,7 +77,9 @@ describe('the playground, clicked through in headless Chromium', () => {
     const earlier = page.locator('.call[data-status="earlier"]')
     const result = earlier.locator('.call-text')
     await result.waitFor()
-    await page.waitForFunction(() => document.querySelector('[data-counter="server.replayedEvents"]')?.textContent !== '0')
+    await page.waitForFunction(
+      () => document.querySelector('[data-counter="server.replayedEvents"]')?.textContent !== '0',
+    )
     await page.waitForTimeout(300) // room for a duplicate, were one coming
     expect(await result.allTextContents()).toEqual([`done after ${steps} steps`])
     expect(await earlier.locator('strong').allTextContents()).toEqual(['slow'])
@@ -83,7 +90,9 @@ describe('the playground, clicked through in headless Chromium', () => {
     const resumption = reference.log.find((entry) => entry.lastEventId !== undefined)!
     expect(resumption).toMatchObject({method: 'GET', sessionId, status: 200})
     const cursor = resumption.lastEventId!
-    const rows = await page.locator('#decisions tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)))
+    const rows = await page
+      .locator('#decisions tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)))
     expect(rows).toContainEqual(['#2', 'req 1', 'stream-resumption', sessionId, cursor])
     expect(rows).toContainEqual(['#2', 'GET', 'session-resumption', sessionId, '—'])
     const toolStream = reference.session(sessionId!).streams.find((stream) => stream.kind === 'request')!

@@ -20,8 +20,19 @@ beforeAll(async () => {
   directory = await mkdtemp(join('.test-build', 'soak-'))
   await run('npx', ['tsc', '-p', 'soak/tsconfig.json', '--outDir', directory])
   // Exit 1 when a zero fails: the figures are printed all the same.
-  const args = [join(directory, 'soak', 'run.js'), '--seed', String(seed), '--calls', '400', '--hang-ms', '10000', '--json']
-  const output = await run(process.execPath, args).catch((error: unknown) => ({stdout: (error as {stdout?: string}).stdout ?? ''}))
+  const args = [
+    join(directory, 'soak', 'run.js'),
+    '--seed',
+    String(seed),
+    '--calls',
+    '400',
+    '--hang-ms',
+    '10000',
+    '--json',
+  ]
+  const output = await run(process.execPath, args).catch((error: unknown) => ({
+    stdout: (error as {stdout?: string}).stdout ?? '',
+  }))
   figures = JSON.parse(output.stdout.trim().split('\n').at(-1)!) as SoakFigures
 }, 150_000)
 
@@ -59,7 +70,9 @@ describe(`npm run soak, seed ${seed}`, () => {
   it('settles outcome-unknown only where the answer cannot be had, and names the cause of each', () => {
     expect(figures.outcomeUnknown.filter((row) => row.why === undefined && row.outcomeUnknown > 0)).toEqual([])
     expect(figures.recoverableLost).toBe(0)
-    expect(figures.outcomeUnknown.reduce((sum, row) => sum + row.outcomeUnknown, 0)).toBe(figures.outcomes['outcome-unknown'] ?? 0)
+    expect(figures.outcomeUnknown.reduce((sum, row) => sum + row.outcomeUnknown, 0)).toBe(
+      figures.outcomes['outcome-unknown'] ?? 0,
+    )
   })
 
   // A call whose answer can no longer arrive leaves its tool's server requests on the server: the standalone stream

@@ -16,7 +16,8 @@ const posted: {sessionId: string | null; id: unknown}[] = []
 const page = usePageServer('two-tabs', 'tabs.html', async (request) => {
   if (request.method === 'POST') {
     const body = JSON.parse(await request.clone().text()) as {id?: unknown; method?: unknown}
-    if (body.id !== undefined && body.method !== undefined) posted.push({sessionId: request.headers.get('mcp-session-id'), id: body.id})
+    if (body.id !== undefined && body.method !== undefined)
+      posted.push({sessionId: request.headers.get('mcp-session-id'), id: body.id})
   }
   return server.handle(request)
 })
@@ -50,10 +51,16 @@ describe('IdbStore in two Chromium tabs', () => {
     const progressBefore = (await state(first)).progress.length
     await first.close()
     // The browser releases the closed tab's Web Lock: only the second tab's is held.
-    await second.waitForFunction(async () => (await navigator.locks.query()).held?.length === 1, undefined, {timeout: 10_000})
+    await second.waitForFunction(async () => (await navigator.locks.query()).held?.length === 1, undefined, {
+      timeout: 10_000,
+    })
 
     const third = await open()
-    await third.waitForFunction(() => window.__tab.unmatched.length === 1 || window.__tab.errors.length > 0, undefined, {timeout: 10_000})
+    await third.waitForFunction(
+      () => window.__tab.unmatched.length === 1 || window.__tab.errors.length > 0,
+      undefined,
+      {timeout: 10_000},
+    )
     const thirdState = await state(third)
     expect(thirdState.errors).toEqual([])
     expect(thirdState.sessionId).toBe(firstState.sessionId)
@@ -66,7 +73,9 @@ describe('IdbStore in two Chromium tabs', () => {
     expect(server.executions).toEqual({slow: 1, echo: 1})
     expect(server.requests('POST', 'initialize')).toHaveLength(2)
     // Within each session (initialize carries none), no request ID twice.
-    const keys = posted.filter(({sessionId}) => sessionId !== null).map(({sessionId, id}) => `${String(sessionId)} ${JSON.stringify(id)}`)
+    const keys = posted
+      .filter(({sessionId}) => sessionId !== null)
+      .map(({sessionId, id}) => `${String(sessionId)} ${JSON.stringify(id)}`)
     expect(keys.length).toBeGreaterThanOrEqual(2)
     expect(new Set(keys).size).toBe(keys.length)
     expect((await state(second)).sessionId).toBe(secondState.sessionId)

@@ -7,7 +7,12 @@
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {auth, UnauthorizedError} from '@modelcontextprotocol/sdk/client/auth.js'
 import {afterEach, describe, expect, it} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, type AuthProvider, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {
+  isTransportError,
+  ResumableHTTPClientTransport,
+  type AuthProvider,
+  type ResumableHTTPClientTransportOptions,
+} from '../../src/index.ts'
 import {callTool, type Call, type Peer} from '../fixtures/interop.ts'
 import {until} from '../fixtures/client.ts'
 import {HeadlessOAuthClient} from '../fixtures/oauth-client.ts'
@@ -22,19 +27,39 @@ afterEach(async () => {
   }
 })
 
-async function setUp(options: ResumableHTTPClientTransportOptions): Promise<{stack: OAuthStack; peer: Peer; transport: ResumableHTTPClientTransport}> {
+async function setUp(
+  options: ResumableHTTPClientTransportOptions,
+): Promise<{stack: OAuthStack; peer: Peer; transport: ResumableHTTPClientTransport}> {
   const stack = await startOAuthStack()
-  const transport = new ResumableHTTPClientTransport(stack.url, {reconnect: {minDelayMs: 20, maxDelayMs: 100}, ...options})
+  const transport = new ResumableHTTPClientTransport(stack.url, {
+    reconnect: {minDelayMs: 20, maxDelayMs: 100},
+    ...options,
+  })
   const client = new Client({name: 'auth', version: '1.0.0'})
-  const peer: Peer = {kind: 'ours', client, transport, events: [], errors: [], logs: [], handled: {sampling: 0, elicitation: 0}}
+  const peer: Peer = {
+    kind: 'ours',
+    client,
+    transport,
+    events: [],
+    errors: [],
+    logs: [],
+    handled: {sampling: 0, elicitation: 0},
+  }
   client.onerror = (error) => void peer.errors.push(error)
   open.push({stack, client})
   return {stack, peer, transport}
 }
 
 /** Connects as an app does: the first attempt sends the user to authorize, the redirect's code completes it. */
-async function connectWithLogin(peer: Peer, transport: ResumableHTTPClientTransport, provider: HeadlessOAuthClient): Promise<unknown> {
-  const refused = await peer.client.connect(transport).then(() => undefined, (error: unknown) => error)
+async function connectWithLogin(
+  peer: Peer,
+  transport: ResumableHTTPClientTransport,
+  provider: HeadlessOAuthClient,
+): Promise<unknown> {
+  const refused = await peer.client.connect(transport).then(
+    () => undefined,
+    (error: unknown) => error,
+  )
   await transport.finishAuth(provider.codes.at(-1)!)
   await peer.client.connect(transport)
   return refused
@@ -46,7 +71,9 @@ const toolsCall = {request: (chunk: string) => chunk.includes('"tools/call"'), a
  * Logs in, calls the `slow` tool and cuts its stream after progress 2; `meanwhile` acts on the authorization server
  * while the stream is broken (the server's retry is 100 ms: before the resume GET leaves). Resolves once the call settled.
  */
-async function slowCallBroken(meanwhile: (authorization: OAuthStack['authorization']) => void): Promise<{stack: OAuthStack; peer: Peer; provider: HeadlessOAuthClient; call: Call}> {
+async function slowCallBroken(
+  meanwhile: (authorization: OAuthStack['authorization']) => void,
+): Promise<{stack: OAuthStack; peer: Peer; provider: HeadlessOAuthClient; call: Call}> {
   const provider = new HeadlessOAuthClient()
   const {stack, peer, transport} = await setUp({authProvider: provider})
   await connectWithLogin(peer, transport, provider)
@@ -127,20 +154,32 @@ describe('OAuth against the SDK server behind requireBearerAuth, real sockets', 
       // What a v2 app writes: the SDK's auth(), completed with the code of the redirect.
       onUnauthorized: async ({serverUrl, fetchFn}) => {
         renewals++
-        if ((await auth(oauth, {serverUrl, fetchFn})) === 'REDIRECT') await auth(oauth, {serverUrl, fetchFn, authorizationCode: oauth.codes.at(-1)!})
+        if ((await auth(oauth, {serverUrl, fetchFn})) === 'REDIRECT')
+          await auth(oauth, {serverUrl, fetchFn, authorizationCode: oauth.codes.at(-1)!})
       },
     }
     const {stack, peer, transport} = await setUp({authProvider})
     await peer.client.connect(transport)
     expect(renewals).toBe(1)
     const initializes = stack.requests.filter((request) => request.method === 'POST').slice(0, 2)
-    expect(initializes).toMatchObject([{token: undefined, status: 401}, {token: oauth.tokens()!.access_token, status: 200}])
+    expect(initializes).toMatchObject([
+      {token: undefined, status: 401},
+      {token: oauth.tokens()!.access_token, status: 200},
+    ])
   })
 
   it('hands over a second 401 in a row as an http error: the request went out twice, never more', async () => {
-    const {stack, peer, transport} = await setUp({authProvider: {token: () => Promise.resolve('not-a-token'), onUnauthorized: () => Promise.resolve()}})
-    const refused = await peer.client.connect(transport).then(() => undefined, (error: unknown) => error)
+    const {stack, peer, transport} = await setUp({
+      authProvider: {token: () => Promise.resolve('not-a-token'), onUnauthorized: () => Promise.resolve()},
+    })
+    const refused = await peer.client.connect(transport).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
     expect(isTransportError(refused, 'http') && refused.status).toBe(401)
-    expect(stack.requests).toMatchObject([{method: 'POST', status: 401}, {method: 'POST', status: 401}])
+    expect(stack.requests).toMatchObject([
+      {method: 'POST', status: 401},
+      {method: 'POST', status: 401},
+    ])
   })
 })

@@ -40,7 +40,9 @@ describe('@modelcontextprotocol/sdk 1.32 Client on this transport', () => {
     const {url} = await serve()
     const peer = await connect(url)
     const {tools} = await peer.client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['echo', 'slow', 'sample', 'elicit', 'block']))
+    expect(tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(['echo', 'slow', 'sample', 'elicit', 'block']),
+    )
     const call = callTool(peer, 'slow')
     await call.settled
     expect(call.text).toBe('done after 6 steps')
@@ -68,7 +70,9 @@ describe('@modelcontextprotocol/sdk 1.32 Client on this transport', () => {
     // The request's stream is cut after its priming event and resumed with Last-Event-ID before the cancel.
     const cut = proxy.cutNext({request: (chunk) => chunk.includes('"tools/call"'), at: afterEventWith('data: \n')})
     const controller = new AbortController()
-    const call = peer.client.callTool({name: 'block'}, undefined, {signal: controller.signal}).catch((error: unknown) => error)
+    const call = peer.client
+      .callTool({name: 'block'}, undefined, {signal: controller.signal})
+      .catch((error: unknown) => error)
     await cut
     await until(() => server.requests('GET').some((entry) => entry.lastEventId !== undefined && entry.status === 200))
     const getsBefore = server.requests('GET').length
@@ -83,7 +87,10 @@ describe('@modelcontextprotocol/sdk 1.32 Client on this transport', () => {
 
 describe('@modelcontextprotocol/client 2.x (the v2 SDK line) Client on this transport', () => {
   async function connect(url: string, store?: MemoryStore) {
-    const transport = new ResumableHTTPClientTransport(new URL(url), {store, reconnect: {minDelayMs: 20, maxDelayMs: 100}})
+    const transport = new ResumableHTTPClientTransport(new URL(url), {
+      store,
+      reconnect: {minDelayMs: 20, maxDelayMs: 100},
+    })
     const client = new ClientV2({name: 'v2', version: '1.0.0'}, {capabilities: {sampling: {}, elicitation: {form: {}}}})
     const handled = {sampling: 0, elicitation: 0}
     client.setRequestHandler('sampling/createMessage', () => {
@@ -121,10 +128,18 @@ describe('@modelcontextprotocol/client 2.x (the v2 SDK line) Client on this tran
     const {server, url} = await serve()
     const store = new MemoryStore()
     const before = await connect(url, store)
-    const known = [before.client.getServerCapabilities(), before.client.getServerVersion(), before.client.getInstructions()]
+    const known = [
+      before.client.getServerCapabilities(),
+      before.client.getServerVersion(),
+      before.client.getInstructions(),
+    ]
     await before.client.close()
     const after = await connect(url, store)
-    expect([after.client.getServerCapabilities(), after.client.getServerVersion(), after.client.getInstructions()]).toEqual(known)
+    expect([
+      after.client.getServerCapabilities(),
+      after.client.getServerVersion(),
+      after.client.getInstructions(),
+    ]).toEqual(known)
     expect(known[0]).toBeDefined()
     expect(server.requests('POST', 'initialize')).toHaveLength(1)
     expect((await after.client.listTools()).tools.map((tool) => tool.name)).toContain('slow')

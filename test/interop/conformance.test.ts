@@ -19,11 +19,15 @@ afterAll(async () => {
 })
 
 describe('MCP conformance suite 0.1.16, client scenarios, with this transport in the SDK Client', () => {
-  it.concurrent.each(scenarios)('%s passes', async (scenario) => {
-    const graded = await conformance.grade(scenario)
-    const {graded: count, failed} = failuresOf(graded)
-    expect(failed).toEqual([])
-    expect(count).toBeGreaterThan(0)
-    expect(graded.exitCode).toBe(0)
-  }, 60_000)
+  it.concurrent.each(scenarios)(
+    '%s passes',
+    async (scenario) => {
+      const graded = await conformance.grade(scenario)
+      const {graded: count, failed} = failuresOf(graded)
+      expect(failed).toEqual([])
+      expect(count).toBeGreaterThan(0)
+      expect(graded.exitCode).toBe(0)
+    },
+    60_000,
+  )
 })

@@ -6,7 +6,13 @@
  */
 import {Client, SdkHttpError, StreamableHTTPClientTransport, type Transport} from '@modelcontextprotocol/client'
 import {afterEach, describe, expect, it} from 'vitest'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, transportErrorCodeOf, type TransportEvent} from '../../src/index.ts'
+import {
+  isTransportError,
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  transportErrorCodeOf,
+  type TransportEvent,
+} from '../../src/index.ts'
 import {startBothErasServer, type BothErasServer} from '../fixtures/both-eras-server.ts'
 import {until} from '../fixtures/client.ts'
 import {afterEventWith, startTcpProxy, type TcpProxy} from '../fixtures/tcp-proxy.ts'
@@ -37,7 +43,8 @@ interface V2Peer {
 }
 
 function v2Client(mode: Mode): Client {
-  const versionNegotiation = mode === 'legacy' ? undefined : {mode: mode === 'auto' ? ('auto' as const) : {pin: '2026-07-28'}}
+  const versionNegotiation =
+    mode === 'legacy' ? undefined : {mode: mode === 'auto' ? ('auto' as const) : {pin: '2026-07-28'}}
   return new Client({name: 'eras', version: '1.0.0'}, versionNegotiation === undefined ? {} : {versionNegotiation})
 }
 
@@ -45,7 +52,13 @@ function v2Client(mode: Mode): Client {
 function v2Peer(kind: Kind, mode: Mode, url: string, store?: MemoryStore): V2Peer {
   const events: TransportEvent[] = []
   const ours =
-    kind === 'sdk' ? undefined : new ResumableHTTPClientTransport(new URL(url), {store, reconnect: {minDelayMs: 20, maxDelayMs: 100}, onEvent: (event) => void events.push(event)})
+    kind === 'sdk'
+      ? undefined
+      : new ResumableHTTPClientTransport(new URL(url), {
+          store,
+          reconnect: {minDelayMs: 20, maxDelayMs: 100},
+          onEvent: (event) => void events.push(event),
+        })
   const transport = ours ?? new StreamableHTTPClientTransport(new URL(url))
   const client = v2Client(mode)
   const peer: V2Peer = {client, transport, ours, events, errors: []}
@@ -77,40 +90,49 @@ describe('the v2 Client in each negotiation mode, on this transport and on the S
   /** The issue's table, filled in by the tests below: mode → transport → what happened. */
   const table: Record<Mode, Partial<Record<Kind, string>>> = {legacy: {}, auto: {}, pin: {}}
 
-  it.each(modes)('%s mode: connects, lists, calls, and calls a tool with a non-ASCII header parameter, sending the headers the SDK transport sends', async (mode) => {
-    server = await startBothErasServer()
-    const outcomes: Partial<Record<Kind, {version: string | undefined; texts: (string | undefined)[]; wire: string[]}>> = {}
-    for (const kind of ['sdk', 'ours'] as const) {
-      const from = server.seen.length
-      const peer = v2Peer(kind, mode, server.url)
-      try {
-        await peer.client.connect(peer.transport)
-        const {tools} = await peer.client.listTools()
-        expect(tools.map((tool) => tool.name)).toEqual(['echo', 'slow', 'regional'])
-        const echo = await peer.client.callTool({name: 'echo', arguments: {text: 'hello'}})
-        const regional = await peer.client.callTool({name: 'regional', arguments: {region: 'eu-west Ü', note: 'n'}})
-        outcomes[kind] = {version: peer.client.getNegotiatedProtocolVersion(), texts: [textOf(echo), textOf(regional)], wire: wireHeaders(server, from)}
-        table[mode][kind] = `works (${peer.client.getNegotiatedProtocolVersion()})`
-      } catch (error) {
-        table[mode][kind] = `fails: ${String(error)}`
-        throw error
-      } finally {
-        await peer.client.close()
+  it.each(modes)(
+    '%s mode: connects, lists, calls, and calls a tool with a non-ASCII header parameter, sending the headers the SDK transport sends',
+    async (mode) => {
+      server = await startBothErasServer()
+      const outcomes: Partial<
+        Record<Kind, {version: string | undefined; texts: (string | undefined)[]; wire: string[]}>
+      > = {}
+      for (const kind of ['sdk', 'ours'] as const) {
+        const from = server.seen.length
+        const peer = v2Peer(kind, mode, server.url)
+        try {
+          await peer.client.connect(peer.transport)
+          const {tools} = await peer.client.listTools()
+          expect(tools.map((tool) => tool.name)).toEqual(['echo', 'slow', 'regional'])
+          const echo = await peer.client.callTool({name: 'echo', arguments: {text: 'hello'}})
+          const regional = await peer.client.callTool({name: 'regional', arguments: {region: 'eu-west Ü', note: 'n'}})
+          outcomes[kind] = {
+            version: peer.client.getNegotiatedProtocolVersion(),
+            texts: [textOf(echo), textOf(regional)],
+            wire: wireHeaders(server, from),
+          }
+          table[mode][kind] = `works (${peer.client.getNegotiatedProtocolVersion()})`
+        } catch (error) {
+          table[mode][kind] = `fails: ${String(error)}`
+          throw error
+        } finally {
+          await peer.client.close()
+        }
       }
-    }
-    expect(outcomes.ours!.version).toBe(negotiated[mode])
-    expect(outcomes.ours!.texts).toEqual(['hello', 'served in eu-west Ü'])
-    expect(outcomes.ours).toEqual(outcomes.sdk)
-    if (mode !== 'legacy') {
-      expect(outcomes.ours!.wire).toEqual([
-        'POST server/discover {mcp-method: server/discover, mcp-protocol-version: 2026-07-28}',
-        'POST tools/list {mcp-method: tools/list, mcp-protocol-version: 2026-07-28}',
-        'POST tools/call {mcp-method: tools/call, mcp-name: echo, mcp-protocol-version: 2026-07-28}',
-        // [spec 2026-07-28] a value that is not plain ASCII goes Base64-wrapped: "eu-west Ü" as UTF-8.
-        'POST tools/call {mcp-method: tools/call, mcp-name: regional, mcp-param-region: =?base64?ZXUtd2VzdCDDnA==?=, mcp-protocol-version: 2026-07-28}',
-      ])
-    }
-  })
+      expect(outcomes.ours!.version).toBe(negotiated[mode])
+      expect(outcomes.ours!.texts).toEqual(['hello', 'served in eu-west Ü'])
+      expect(outcomes.ours).toEqual(outcomes.sdk)
+      if (mode !== 'legacy') {
+        expect(outcomes.ours!.wire).toEqual([
+          'POST server/discover {mcp-method: server/discover, mcp-protocol-version: 2026-07-28}',
+          'POST tools/list {mcp-method: tools/list, mcp-protocol-version: 2026-07-28}',
+          'POST tools/call {mcp-method: tools/call, mcp-name: echo, mcp-protocol-version: 2026-07-28}',
+          // [spec 2026-07-28] a value that is not plain ASCII goes Base64-wrapped: "eu-west Ü" as UTF-8.
+          'POST tools/call {mcp-method: tools/call, mcp-name: regional, mcp-param-region: =?base64?ZXUtd2VzdCDDnA==?=, mcp-protocol-version: 2026-07-28}',
+        ])
+      }
+    },
+  )
 
   it('fills the issue\'s table with "works" in every cell, on both transports', () => {
     expect(table).toEqual({
@@ -134,7 +156,14 @@ describe('headers of the 2026-07-28 era', () => {
       expect(isTransportError(error, 'protocol')).toBe(true)
     }
     expect(calls()).toBe(0)
-    expect(textOf(await peer.client.callTool({name: 'echo', arguments: {text: 'after'}}, {headers: {'X-Trace': 'ok', 'Mcp-Method': 'forged'}}))).toBe('after')
+    expect(
+      textOf(
+        await peer.client.callTool(
+          {name: 'echo', arguments: {text: 'after'}},
+          {headers: {'X-Trace': 'ok', 'Mcp-Method': 'forged'}},
+        ),
+      ),
+    ).toBe('after')
     const sent = server.seen.at(-1)!.headers
     expect([sent['x-trace'], sent['mcp-method']]).toEqual(['ok', 'tools/call'])
   })
@@ -144,7 +173,10 @@ describe('headers of the 2026-07-28 era', () => {
     for (const kind of ['sdk', 'ours'] as const) {
       const peer = await connected(kind, 'pin', server.url)
       // A stale definition of the tool, without its x-mcp-header: the Client sends no Mcp-Param-Region, the server wants one.
-      const toolDefinition = {name: 'regional', inputSchema: {type: 'object' as const, properties: {region: {type: 'string'}}}}
+      const toolDefinition = {
+        name: 'regional',
+        inputSchema: {type: 'object' as const, properties: {region: {type: 'string'}}},
+      }
       const error = await peer.client.callTool({name: 'regional', arguments: {region: 'eu'}}, {toolDefinition}).then(
         () => undefined,
         (rejection: unknown) => rejection as {code?: unknown},
@@ -170,12 +202,17 @@ describe('a cut mid-call, in each era', () => {
     const peer = await connected('ours', 'legacy', url)
     const progress: number[] = []
     const cut = cutSlowAfterProgress(proxy, 2)
-    const result = await peer.client.callTool({name: 'slow', arguments: {}}, {onprogress: ({progress: step}) => void progress.push(step)})
+    const result = await peer.client.callTool(
+      {name: 'slow', arguments: {}},
+      {onprogress: ({progress: step}) => void progress.push(step)},
+    )
     await cut
     expect(textOf(result)).toBe('done')
     expect(progress).toEqual([1, 2, 3, 4, 5])
     expect(server.executions['slow']).toBe(1)
-    expect(server.seen.filter((request) => request.method === 'GET' && request.headers['last-event-id'] !== undefined)).toHaveLength(1)
+    expect(
+      server.seen.filter((request) => request.method === 'GET' && request.headers['last-event-id'] !== undefined),
+    ).toHaveLength(1)
   })
 
   it('2026-07-28: the call settles outcome-unknown at once and is never sent again; the next call works', async () => {
@@ -184,10 +221,15 @@ describe('a cut mid-call, in each era', () => {
     const progress: number[] = []
     const cut = cutSlowAfterProgress(proxy, 2)
     const started = Date.now()
-    const error = await peer.client.callTool({name: 'slow', arguments: {}}, {onprogress: ({progress: step}) => void progress.push(step), timeout: 5000}).then(
-      () => undefined,
-      (rejection: unknown) => rejection,
-    )
+    const error = await peer.client
+      .callTool(
+        {name: 'slow', arguments: {}},
+        {onprogress: ({progress: step}) => void progress.push(step), timeout: 5000},
+      )
+      .then(
+        () => undefined,
+        (rejection: unknown) => rejection,
+      )
     await cut
     expect(transportErrorCodeOf(error)).toBe('outcome-unknown')
     expect(Date.now() - started).toBeLessThan(2000)
@@ -206,11 +248,17 @@ describe('cancellation in the 2026-07-28 era', () => {
     server = await startBothErasServer({steps: 20, stepMs: 30})
     const peer = await connected('ours', 'pin', server.url)
     const controller = new AbortController()
-    const call = peer.client.callTool({name: 'slow', arguments: {}}, {signal: controller.signal, onprogress: () => controller.abort('user')})
+    const call = peer.client.callTool(
+      {name: 'slow', arguments: {}},
+      {signal: controller.signal, onprogress: () => controller.abort('user')},
+    )
     await expect(call).rejects.toThrow()
     const seen = server
     await until(() => seen.cancelled.slow === 1)
-    expect(server.seen.filter((request) => request.method === 'POST').map((request) => request.rpcMethod)).toEqual(['server/discover', 'tools/call'])
+    expect(server.seen.filter((request) => request.method === 'POST').map((request) => request.rpcMethod)).toEqual([
+      'server/discover',
+      'tools/call',
+    ])
     expect(peer.ours!.pendingRequests).toBe(0)
     expect(textOf(await peer.client.callTool({name: 'echo', arguments: {text: 'next'}}))).toBe('next')
     expect(peer.errors).toEqual([])

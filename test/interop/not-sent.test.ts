@@ -10,7 +10,11 @@ import {listen} from '../../src/testing/node.ts'
 import {codeOf, connectTo} from '../fixtures/client.ts'
 
 /** What `promise` rejected with. */
-const failure = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (error: unknown) => error)
+const failure = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  )
 
 describe('a server that is not there', () => {
   it('fails a call with not-sent once its server stopped listening: nothing ran', async () => {
@@ -28,6 +32,8 @@ describe('a server that is not there', () => {
     const closed = await listen(createReferenceServer())
     await closed.close()
     const client = new Client({name: 'test', version: '1.0.0'})
-    expect(codeOf(await failure(client.connect(new ResumableHTTPClientTransport(new URL(closed.url)))))).toBe('not-sent')
+    expect(codeOf(await failure(client.connect(new ResumableHTTPClientTransport(new URL(closed.url)))))).toBe(
+      'not-sent',
+    )
   })
 })

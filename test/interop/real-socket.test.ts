@@ -57,7 +57,9 @@ describe('real sockets', () => {
       const socket = connect(Number(port), '127.0.0.1')
       await new Promise((resolve) => socket.once('connect', resolve))
       // A body announced at 100 bytes, 10 of them sent, then the socket destroyed.
-      socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"')
+      socket.write(
+        'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"',
+      )
       await until(() => socket.bytesWritten > 0)
       socket.destroy()
       const {client} = await connectTo(server.url)
@@ -84,7 +86,9 @@ describe('a POST the server took, then cut', () => {
     expect(mock.requests('POST', 'tools/call')).toHaveLength(1)
     expect(mock.executions).toEqual({echo: 1})
     // The cut was the first connection's only: the same POST again, the app's choice, is answered as usual.
-    await expect(client.callTool({name: 'echo', arguments: {text: 'again'}})).resolves.toMatchObject({content: [{type: 'text', text: 'echo: {"text":"again"}'}]})
+    await expect(client.callTool({name: 'echo', arguments: {text: 'again'}})).resolves.toMatchObject({
+      content: [{type: 'text', text: 'echo: {"text":"again"}'}],
+    })
     expect(mock.executions).toEqual({echo: 2})
     await client.close()
   })

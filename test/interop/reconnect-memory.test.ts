@@ -28,7 +28,11 @@ async function pollingServer(): Promise<{url: URL; gets: () => number}> {
   const polling = createServer((request, response) => {
     if (request.method === 'GET') {
       gets++
-      const note = JSON.stringify({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: gets}})
+      const note = JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/message',
+        params: {level: 'info', data: gets},
+      })
       response.writeHead(200, {'content-type': 'text/event-stream'}).end(`retry: 0\nid: ${gets}\ndata: ${note}\n\n`)
       return
     }
@@ -38,7 +42,9 @@ async function pollingServer(): Promise<{url: URL; gets: () => number}> {
       const message = JSON.parse(body) as {id?: number; method?: string}
       if (message.method !== 'initialize') return void response.writeHead(202).end()
       const result = {protocolVersion: '2025-11-25', capabilities: {}, serverInfo: {name: 'polling', version: '1.0.0'}}
-      response.writeHead(200, {'content-type': 'application/json', 'mcp-session-id': 's1'}).end(JSON.stringify({jsonrpc: '2.0', id: message.id, result}))
+      response
+        .writeHead(200, {'content-type': 'application/json', 'mcp-session-id': 's1'})
+        .end(JSON.stringify({jsonrpc: '2.0', id: message.id, result}))
     })
   })
   server = polling
@@ -84,7 +90,12 @@ describe('thousands of reconnects of the standalone stream', () => {
     })
     transport.onmessage = () => {}
     await transport.start()
-    await transport.send({jsonrpc: '2.0', id: 0, method: 'initialize', params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}}})
+    await transport.send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'test', version: '1.0.0'}},
+    })
     transport.setProtocolVersion('2025-11-25')
     await transport.send({jsonrpc: '2.0', method: 'notifications/initialized'})
 

@@ -23,7 +23,11 @@ const resumeTimeoutMs = 200
 const startStack = useStacks()
 let server: SdkServer | undefined
 
-async function start(kind: Kind, options: SdkServerOptions = {}, beforeConnect?: (proxy: TcpProxy) => void): Promise<Stack> {
+async function start(
+  kind: Kind,
+  options: SdkServerOptions = {},
+  beforeConnect?: (proxy: TcpProxy) => void,
+): Promise<Stack> {
   const stack = await startStack(kind, options, {resumeTimeoutMs}, beforeConnect)
   server = stack.server
   // The standalone GET stream is open before anything else happens.
@@ -54,7 +58,10 @@ async function measure(call: Call, tool: string): Promise<Measured> {
 }
 
 const toolsCall = (at?: CutRule['at']): CutRule => ({request: (chunk) => chunk.includes('"tools/call"'), at})
-const resumeGet = (at?: CutRule['at']): CutRule => ({request: (chunk) => /^GET /.test(chunk) && /last-event-id/i.test(chunk), at})
+const resumeGet = (at?: CutRule['at']): CutRule => ({
+  request: (chunk) => /^GET /.test(chunk) && /last-event-id/i.test(chunk),
+  at,
+})
 const kinds: Kind[] = ['ours', 'sdk']
 
 describe('against the official SDK server, real sockets cut by a TCP proxy', () => {
@@ -64,20 +71,36 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       const cut = proxy.cutNext(toolsCall(afterEventWith('"progress":2')))
       const call = callTool(peer, 'slow')
       await cut
-      expect(await measure(call, 'slow')).toEqual({outcome: 'result', progress: [1, 2, 3, 4, 5, 6], duplicates: 0, executions: 1, posts: 1, resumes: 1})
+      expect(await measure(call, 'slow')).toEqual({
+        outcome: 'result',
+        progress: [1, 2, 3, 4, 5, 6],
+        duplicates: 0,
+        executions: 1,
+        posts: 1,
+        resumes: 1,
+      })
       expect(call.text).toBe('done after 6 steps')
     })
 
     it('the cut falls inside an SSE event (after N bytes): the partial event is not delivered, the replay brings it whole', async () => {
       const {proxy, peer} = await start(kind)
       // Let through the event of progress 3 up to the middle of its data line.
-      const cut = proxy.cutNext(toolsCall((text) => {
-        const at = text.indexOf('"progress":3')
-        return at < 0 ? undefined : at + 5
-      }))
+      const cut = proxy.cutNext(
+        toolsCall((text) => {
+          const at = text.indexOf('"progress":3')
+          return at < 0 ? undefined : at + 5
+        }),
+      )
       const call = callTool(peer, 'slow')
       await cut
-      expect(await measure(call, 'slow')).toEqual({outcome: 'result', progress: [1, 2, 3, 4, 5, 6], duplicates: 0, executions: 1, posts: 1, resumes: 1})
+      expect(await measure(call, 'slow')).toEqual({
+        outcome: 'result',
+        progress: [1, 2, 3, 4, 5, 6],
+        duplicates: 0,
+        executions: 1,
+        posts: 1,
+        resumes: 1,
+      })
     })
 
     it('the resumed connection is cut too, before its first event', async () => {
@@ -90,19 +113,35 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       const measured = await measure(call, 'slow')
       if (kind === 'ours') {
         // Resumed again from the same cursor.
-        expect(measured).toEqual({outcome: 'result', progress: [1, 2, 3, 4, 5, 6], duplicates: 0, executions: 1, posts: 1, resumes: 2})
+        expect(measured).toEqual({
+          outcome: 'result',
+          progress: [1, 2, 3, 4, 5, 6],
+          duplicates: 0,
+          executions: 1,
+          posts: 1,
+          resumes: 2,
+        })
       } else {
         // SDK issue 2499: the second reconnect carries no Last-Event-ID; a plain GET meets the live standalone
         // stream (409), twice, and the SDK gives up: the call waits for its timeout.
         expect(measured).toEqual({outcome: 'hung', progress: [1], duplicates: 0, executions: 1, posts: 1, resumes: 1})
-        expect(server!.requests('GET').filter((entry) => entry.lastEventId === undefined && entry.status === 409)).toHaveLength(2)
+        expect(
+          server!.requests('GET').filter((entry) => entry.lastEventId === undefined && entry.status === 409),
+        ).toHaveLength(2)
       }
     })
 
     it('the server closes the POST stream twice (closeSSEStream, 2025-11-25 polling): reconnects after retry', async () => {
       const {server, peer} = await start(kind)
       const call = callTool(peer, 'poll')
-      expect(await measure(call, 'poll')).toEqual({outcome: 'result', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 2})
+      expect(await measure(call, 'poll')).toEqual({
+        outcome: 'result',
+        progress: [1, 2],
+        duplicates: 0,
+        executions: 1,
+        posts: 1,
+        resumes: 2,
+      })
       const reconnects = server.requests('GET').filter((entry) => entry.lastEventId !== undefined)
       expect(server.streamCloses).toHaveLength(2)
       // Each reconnect waited the server's retry (100 ms) after its close.
@@ -114,7 +153,14 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       const cut = proxy.cutNext(toolsCall(afterEventWith('sampling/createMessage')))
       const call = callTool(peer, 'sample')
       await cut
-      expect(await measure(call, 'sample')).toEqual({outcome: 'result', progress: [], duplicates: 0, executions: 1, posts: 1, resumes: 1})
+      expect(await measure(call, 'sample')).toEqual({
+        outcome: 'result',
+        progress: [],
+        duplicates: 0,
+        executions: 1,
+        posts: 1,
+        resumes: 1,
+      })
       expect(call.text).toBe('sampled: answer 1')
       expect(peer.handled.sampling).toBe(1)
       expect(server!.requests('POST', 'response')).toHaveLength(1)
@@ -132,7 +178,9 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       await until(() => peer.logs.length === 3)
       expect(peer.logs).toEqual(['one', 'two', 'three'])
       const resumed = server.log.slice(cursor).filter((entry) => entry.method === 'GET')
-      expect(resumed).toEqual([expect.objectContaining({lastEventId: expect.stringMatching(/^_GET_stream_/), status: 200})])
+      expect(resumed).toEqual([
+        expect.objectContaining({lastEventId: expect.stringMatching(/^_GET_stream_/), status: 200}),
+      ])
     })
 
     it('the server restarts mid-call (sessions lost): 404, never a second tools/call; the app reconnects', async () => {
@@ -152,13 +200,27 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       const next = callTool(peer, 'echo')
       await Promise.race([next.settled, pause(hangMs)])
       if (kind === 'ours') {
-        expect(measured).toEqual({outcome: 'session-expired', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 0})
+        expect(measured).toEqual({
+          outcome: 'session-expired',
+          progress: [1, 2],
+          duplicates: 0,
+          executions: 1,
+          posts: 1,
+          resumes: 0,
+        })
         expect(notFound).toBe(1)
         // A new session: initialize, then the call.
         expect(next.text).toBe('echo')
       } else {
         // Issue 1708: the SDK transport keeps the dead session; its GETs get 404 until it gives up on each stream.
-        expect(measured).toEqual({outcome: 'hung', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 2})
+        expect(measured).toEqual({
+          outcome: 'hung',
+          progress: [1, 2],
+          duplicates: 0,
+          executions: 1,
+          posts: 1,
+          resumes: 2,
+        })
         expect(notFound).toBe(4)
         // The dead session is still sent: the call gets 404 (and so would every later one).
         expect(next.state).toBe('error')
@@ -188,7 +250,12 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
         // socket took.
         expect(peer.logs).toEqual(['one', 'to the dead socket', 'two'])
         expect(conflicts).toBeGreaterThanOrEqual(2)
-        expect(server.log.filter((entry) => entry.method === 'GET').slice(1).every((entry) => entry.lastEventId !== undefined)).toBe(true)
+        expect(
+          server.log
+            .filter((entry) => entry.method === 'GET')
+            .slice(1)
+            .every((entry) => entry.lastEventId !== undefined),
+        ).toBe(true)
       } else {
         // Two retries, then the standalone stream is given up: nothing the server sends later arrives.
         expect(peer.logs).toEqual(['one'])
@@ -209,10 +276,24 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
     it('an unknown Last-Event-ID (the store lost the events; getStreamIdForEventId): 400', async () => {
       const measured = await resumeForgottenCursor({})
       if (kind === 'ours') {
-        expect(measured).toEqual({outcome: 'outcome-unknown', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 1})
+        expect(measured).toEqual({
+          outcome: 'outcome-unknown',
+          progress: [1, 2],
+          duplicates: 0,
+          executions: 1,
+          posts: 1,
+          resumes: 1,
+        })
       } else {
         // Two GETs with the refused ID, then given up: the call waits for its timeout.
-        expect(measured).toEqual({outcome: 'hung', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 2})
+        expect(measured).toEqual({
+          outcome: 'hung',
+          progress: [1, 2],
+          duplicates: 0,
+          executions: 1,
+          posts: 1,
+          resumes: 2,
+        })
       }
     })
 
@@ -220,9 +301,23 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       const measured = await resumeForgottenCursor({store: 'plain'})
       if (kind === 'ours') {
         // Resumed again three times, then settled: four silences of resumeTimeoutMs (200 ms here).
-        expect(measured).toEqual({outcome: 'outcome-unknown', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 4})
+        expect(measured).toEqual({
+          outcome: 'outcome-unknown',
+          progress: [1, 2],
+          duplicates: 0,
+          executions: 1,
+          posts: 1,
+          resumes: 4,
+        })
       } else {
-        expect(measured).toEqual({outcome: 'hung', progress: [1, 2], duplicates: 0, executions: 1, posts: 1, resumes: 1})
+        expect(measured).toEqual({
+          outcome: 'hung',
+          progress: [1, 2],
+          duplicates: 0,
+          executions: 1,
+          posts: 1,
+          resumes: 1,
+        })
       }
     })
 
@@ -232,7 +327,14 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       const call = callTool(peer, 'slow')
       await cut
       const measured = await measure(call, 'slow')
-      expect(measured).toEqual({outcome: kind === 'ours' ? 'outcome-unknown' : 'fetch failed', progress: [], duplicates: 0, executions: 1, posts: 1, resumes: 0})
+      expect(measured).toEqual({
+        outcome: kind === 'ours' ? 'outcome-unknown' : 'fetch failed',
+        progress: [],
+        duplicates: 0,
+        executions: 1,
+        posts: 1,
+        resumes: 0,
+      })
     })
   })
 })

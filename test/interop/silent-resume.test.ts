@@ -64,10 +64,11 @@ describe('resumeTimeoutMs', () => {
     expect(new Set(resumes.map((entry) => entry.lastEventId)).size).toBe(1)
     expect(server.executions).toEqual({slow: 1})
     // The initialize stream completed; the call's stream was closed for its silence.
-    expect(eventsOf(peer, 'stream-closed').filter((event) => event.stream === 'request').map((event) => event.reason)).toEqual([
-      'completed',
-      'silent',
-    ])
+    expect(
+      eventsOf(peer, 'stream-closed')
+        .filter((event) => event.stream === 'request')
+        .map((event) => event.reason),
+    ).toEqual(['completed', 'silent'])
   })
 
   it('without a deadline (Infinity) the same call is still pending long after', async () => {
@@ -103,7 +104,10 @@ describe('resumeTimeoutMs', () => {
     expect(resumes.every((entry) => entry.status === 200)).toBe(true)
     expect(server.executions).toEqual({burst: 1})
     // The initialize stream, then the call's: both completed, none settled for silence.
-    const closed = () => eventsOf(peer, 'stream-closed').filter((event) => event.stream === 'request').map((event) => event.reason)
+    const closed = () =>
+      eventsOf(peer, 'stream-closed')
+        .filter((event) => event.stream === 'request')
+        .map((event) => event.reason)
     await until(() => closed().length === 2)
     expect(closed()).toEqual(['completed', 'completed'])
   })

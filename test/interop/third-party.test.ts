@@ -79,8 +79,14 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
     const logged = server.log.length
     return {
       proxy,
-      runs: () => Object.fromEntries(Object.entries(server.executions).flatMap(([tool, count]) => (count > (ran[tool] ?? 0) ? [[tool, count - (ran[tool] ?? 0)]] : []))),
-      resumes: () => server.log.slice(logged).filter((entry) => entry.method === 'GET' && entry.lastEventId !== undefined).length,
+      runs: () =>
+        Object.fromEntries(
+          Object.entries(server.executions).flatMap(([tool, count]) =>
+            count > (ran[tool] ?? 0) ? [[tool, count - (ran[tool] ?? 0)]] : [],
+          ),
+        ),
+      resumes: () =>
+        server.log.slice(logged).filter((entry) => entry.method === 'GET' && entry.lastEventId !== undefined).length,
     }
   }
 
@@ -93,15 +99,26 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
   /** How `call` ended within {@link hangMs}, with the text of its result and the progress it delivered. */
   async function outcome(call: Call): Promise<{outcome: string; text: string | undefined; progress: number[]}> {
     await Promise.race([call.settled, pause(hangMs)])
-    return {outcome: call.state === 'result' ? 'result' : call.state === 'pending' ? 'hung' : call.failure!, text: call.text, progress: [...call.progress]}
+    return {
+      outcome: call.state === 'result' ? 'result' : call.state === 'pending' ? 'hung' : call.failure!,
+      text: call.text,
+      progress: [...call.progress],
+    }
   }
 
   /** Starts test/fixtures/third-party-client.mjs; `line` resolves with the first line it prints that `done` accepts. */
-  function runClient(args: Record<string, unknown>, done: (line: Record<string, unknown>) => boolean): {child: ChildProcess; line: Promise<Record<string, unknown>>} {
+  function runClient(
+    args: Record<string, unknown>,
+    done: (line: Record<string, unknown>) => boolean,
+  ): {child: ChildProcess; line: Promise<Record<string, unknown>>} {
     // The client runs src/ itself: Node strips its types from 22.18 on, and needs the flag before.
     const typescript = (process.features as {typescript?: unknown}).typescript
     const strip = typescript === undefined || typescript === false ? ['--experimental-strip-types'] : []
-    const child = spawn(process.execPath, [...strip, '--no-warnings', 'test/fixtures/third-party-client.mjs', JSON.stringify(args)], {stdio: ['ignore', 'pipe', 'inherit']})
+    const child = spawn(
+      process.execPath,
+      [...strip, '--no-warnings', 'test/fixtures/third-party-client.mjs', JSON.stringify(args)],
+      {stdio: ['ignore', 'pipe', 'inherit']},
+    )
     children.push(child)
     const line = new Promise<Record<string, unknown>>((resolve, reject) => {
       child.once('exit', (code, signal) => reject(new Error(`the client exited early (${String(code ?? signal)})`)))
@@ -174,7 +191,13 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
     it(`the client process killed mid-call and started again (${kind === 'ours' ? 'on its FileStore' : 'the app keeping the session ID and the last event ID'}): the call's answer, the tool ran once`, async () => {
       const {proxy, runs} = await wire()
       const done = server.finished[tool.progress.name] ?? 0
-      const args = {kind, url: proxy.url('/mcp'), file: join(directory, `${kind}.json`), tool: tool.progress.name, arguments: tool.progress.arguments}
+      const args = {
+        kind,
+        url: proxy.url('/mcp'),
+        file: join(directory, `${kind}.json`),
+        tool: tool.progress.name,
+        arguments: tool.progress.arguments,
+      }
       const first = runClient({...args, phase: 'call'}, (line) => line['progress'] === 2)
       await first.line
       first.child.kill('SIGKILL')
@@ -185,7 +208,19 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
       const line = await Promise.race([second.line, pause(hangMs + 5000).then(() => ({hung: true}))])
       // Ours: the resumed stream's answer is for the app's records (`unmatched-response`); the SDK's: its token path
       // (a GET with the saved Last-Event-ID) renames the replayed answer to the new request.
-      expect(line).toMatchObject({result: {content: [{type: 'text', text: name === 'fastmcp' ? 'done after 6 steps' : expect.stringContaining('Long running operation completed') as unknown}]}})
+      expect(line).toMatchObject({
+        result: {
+          content: [
+            {
+              type: 'text',
+              text:
+                name === 'fastmcp'
+                  ? 'done after 6 steps'
+                  : (expect.stringContaining('Long running operation completed') as unknown),
+            },
+          ],
+        },
+      })
       expect(runs()).toEqual({[tool.progress.name]: 1})
     }, 30_000)
 
@@ -197,7 +232,8 @@ describe.each(['server-everything', 'fastmcp'] as const)('%s, a real process beh
       const {proxy, runs} = await wire()
       const store = new MemoryStore()
       const peer = await connect(kind, proxy, {store})
-      const call = (): Promise<{outcome: string}> => outcome(callTool(peer, tool.echo.name, {arguments: tool.echo.arguments}))
+      const call = (): Promise<{outcome: string}> =>
+        outcome(callTool(peer, tool.echo.name, {arguments: tool.echo.arguments}))
       expect(await call()).toMatchObject({outcome: 'result'})
       await server.restart()
       const restarted = server.log.length

@@ -23,16 +23,36 @@ describe('the browser bundle of the transport and IdbStore', () => {
   it('loads, with default options, neither the call journal (its task polling, its records) nor SHA-256 before the app runs, and stays within its budget', async () => {
     const {eagerGzip, totalGzip, modules} = await measure(apps.ours)
     expect(eagerLazyModules(modules)).toEqual([])
-    expect([...modules.keys()]).toEqual(expect.arrayContaining(['src/transport.ts', 'src/calls/lazy-journal.ts', 'src/wire/namespace.ts', 'src/persistence/idb-store.ts']))
+    expect([...modules.keys()]).toEqual(
+      expect.arrayContaining([
+        'src/transport.ts',
+        'src/calls/lazy-journal.ts',
+        'src/wire/namespace.ts',
+        'src/persistence/idb-store.ts',
+      ]),
+    )
     expect(eagerGzip).toBeLessThanOrEqual(eagerBudget)
     // The lazy chunks exist all the same: the journal, SHA-256 and the SDK's OAuth client.
     expect(totalGzip).toBeGreaterThan(eagerGzip)
   }, 30_000)
 
   it('holds the journal and SHA-256 before the app runs when the app gives the journal itself, as a service worker does', async () => {
-    const app = apps.ours.replace("import {IdbStore} from './src/idb.ts'", "import {IdbStore} from './src/idb.ts'\nimport {callJournal} from './src/journal.ts'").replace('{store: new IdbStore()}', '{store: new IdbStore(), callJournal}')
+    const app = apps.ours
+      .replace(
+        "import {IdbStore} from './src/idb.ts'",
+        "import {IdbStore} from './src/idb.ts'\nimport {callJournal} from './src/journal.ts'",
+      )
+      .replace('{store: new IdbStore()}', '{store: new IdbStore(), callJournal}')
     expect(app).toContain('callJournal}')
     const {modules} = await measure(app)
-    expect(eagerLazyModules(modules)).toEqual(expect.arrayContaining(['src/calls/journal.ts', 'src/calls/tasks.ts', 'src/calls/call.ts', 'src/wire/sha256.ts', 'node_modules/@noble/hashes/sha2.js']))
+    expect(eagerLazyModules(modules)).toEqual(
+      expect.arrayContaining([
+        'src/calls/journal.ts',
+        'src/calls/tasks.ts',
+        'src/calls/call.ts',
+        'src/wire/sha256.ts',
+        'node_modules/@noble/hashes/sha2.js',
+      ]),
+    )
   }, 30_000)
 })

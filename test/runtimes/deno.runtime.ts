@@ -29,7 +29,13 @@ function permissionsOf(needs: Needs): Deno.PermissionOptionsObject {
 }
 
 /** The same, as the flags of `deno run` for a client process of the FileStore part. */
-const childFlags = ['--allow-net=127.0.0.1', `--allow-read=${dist},${nodeModules},${scratch}`, `--allow-write=${scratch}`, '--allow-sys=hostname', '--allow-run']
+const childFlags = [
+  '--allow-net=127.0.0.1',
+  `--allow-read=${dist},${nodeModules},${scratch}`,
+  `--allow-write=${scratch}`,
+  '--allow-sys=hostname',
+  '--allow-run',
+]
 
 interface Part {
   tests: {title: string; body: () => Promise<void>; timeoutMs: number}[]
@@ -63,7 +69,8 @@ function describe(name: string, permissions: Deno.PermissionOptionsObject, body:
     fn: async (context) => {
       for (const hook of collected.before) await hook()
       try {
-        for (const {title, body: run, timeoutMs} of collected.tests) await context.step(title, () => within(timeoutMs, run))
+        for (const {title, body: run, timeoutMs} of collected.tests)
+          await context.step(title, () => within(timeoutMs, run))
       } finally {
         for (const hook of collected.after) await hook()
       }
@@ -72,7 +79,8 @@ function describe(name: string, permissions: Deno.PermissionOptionsObject, body:
 }
 
 const current = (): Part => part ?? assert.fail('a test or hook outside a describe')
-const test = (title: string, body: () => Promise<void>, timeoutMs: number): void => void current().tests.push({title, body, timeoutMs})
+const test = (title: string, body: () => Promise<void>, timeoutMs: number): void =>
+  void current().tests.push({title, body, timeoutMs})
 const beforeAll = (body: () => Promise<void>): void => void current().before.push(body)
 const afterAll = (body: () => Promise<void>): void => void current().after.push(body)
 
@@ -100,37 +108,49 @@ async function denoRun(flags: string[], code: string): Promise<string> {
 }
 
 // Run and the environment: to start the processes (node:child_process reads the environment).
-describe('FileStore in a Deno process given less than docs/runtimes.md says', {read: [scratch], write: [scratch], sys: ['hostname'], run: true, env: true}, () => {
-  let directory = ''
-  beforeAll(async () => {
-    await mkdir(scratch, {recursive: true})
-    directory = await mkdtemp(join(scratch, 'permissions-'))
-  })
-  afterAll(() => rm(directory, {recursive: true, force: true}))
+describe(
+  'FileStore in a Deno process given less than docs/runtimes.md says',
+  {read: [scratch], write: [scratch], sys: ['hostname'], run: true, env: true},
+  () => {
+    let directory = ''
+    beforeAll(async () => {
+      await mkdir(scratch, {recursive: true})
+      directory = await mkdtemp(join(scratch, 'permissions-'))
+    })
+    afterAll(() => rm(directory, {recursive: true, force: true}))
 
-  test('without --allow-run, it never takes the lease of a live owner (this process), which keeps it', async () => {
-    const file = join(directory, 'no-run.json')
-    const owner = await new FileStore(file).acquire('session', 10_000)
-    assert.equal(owner?.token, 1)
-    const code = `const lease = await new FileStore(${JSON.stringify(file)}).acquire('session', 10_000); console.log(JSON.stringify(lease?.token ?? null))`
-    assert.equal((await denoRun([...folderFlags, '--allow-sys=hostname'], code)).trim(), 'null')
-    assert.equal(await owner.renew(), true)
-  }, 10_000)
+    test('without --allow-run, it never takes the lease of a live owner (this process), which keeps it', async () => {
+      const file = join(directory, 'no-run.json')
+      const owner = await new FileStore(file).acquire('session', 10_000)
+      assert.equal(owner?.token, 1)
+      const code = `const lease = await new FileStore(${JSON.stringify(file)}).acquire('session', 10_000); console.log(JSON.stringify(lease?.token ?? null))`
+      assert.equal((await denoRun([...folderFlags, '--allow-sys=hostname'], code)).trim(), 'null')
+      assert.equal(await owner.renew(), true)
+    }, 10_000)
 
-  test('without --allow-sys=hostname, it stores, reads, lists and leases', async () => {
-    const file = join(directory, 'no-sys.json')
-    const code = `const store = new FileStore(${JSON.stringify(file)})
+    test('without --allow-sys=hostname, it stores, reads, lists and leases', async () => {
+      const file = join(directory, 'no-sys.json')
+      const code = `const store = new FileStore(${JSON.stringify(file)})
 await store.set('session', {id: 's1'})
 const lease = await store.acquire('owner', 10_000)
 console.log(JSON.stringify({read: await new FileStore(${JSON.stringify(file)}).get('session'), listed: await store.list('sess'), token: lease?.token, again: (await new FileStore(${JSON.stringify(file)}).acquire('owner', 10_000)) ?? null}))`
-    assert.deepEqual(JSON.parse(await denoRun([...folderFlags, '--allow-run'], code)), {read: {id: 's1'}, listed: ['session'], token: 1, again: null})
-  }, 10_000)
+      assert.deepEqual(JSON.parse(await denoRun([...folderFlags, '--allow-run'], code)), {
+        read: {id: 's1'},
+        listed: ['session'],
+        token: 1,
+        again: null,
+      })
+    }, 10_000)
 
-  test('Deno.exit() right after a write leaves no lock behind (it fires the unload event, not the process exit)', async () => {
-    const file = join(directory, 'exit.json')
-    // The write resolves while its lock is still held (a hold outlives its write by a turn): the exit comes first.
-    await denoRun([...folderFlags, '--allow-sys=hostname', '--allow-run'], `await new FileStore(${JSON.stringify(file)}).set('written', true)\nDeno.exit(0)`)
-    assert.equal(await new FileStore(file).get('written'), true)
-    assert.equal(existsSync(`${file}.lock`), false)
-  }, 10_000)
-})
+    test('Deno.exit() right after a write leaves no lock behind (it fires the unload event, not the process exit)', async () => {
+      const file = join(directory, 'exit.json')
+      // The write resolves while its lock is still held (a hold outlives its write by a turn): the exit comes first.
+      await denoRun(
+        [...folderFlags, '--allow-sys=hostname', '--allow-run'],
+        `await new FileStore(${JSON.stringify(file)}).set('written', true)\nDeno.exit(0)`,
+      )
+      assert.equal(await new FileStore(file).get('written'), true)
+      assert.equal(existsSync(`${file}.lock`), false)
+    }, 10_000)
+  },
+)

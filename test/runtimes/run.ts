@@ -51,7 +51,9 @@ function run([command, ...args]: string[]): number {
 const timed = (label: string, commands: string[][]): boolean => {
   const started = performance.now()
   const ok = commands.every((command) => run(command) === 0)
-  console.info(`\nruntimes: ${label} ${ok ? 'passed' : 'FAILED'} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  console.info(
+    `\nruntimes: ${label} ${ok ? 'passed' : 'FAILED'} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  )
   return ok
 }
 

@@ -22,6 +22,10 @@ declare namespace Deno {
   interface TestContext {
     step(name: string, fn: () => Promise<void>): Promise<boolean>
   }
-  function test(definition: {name: string; permissions: PermissionOptionsObject; fn: (context: TestContext) => Promise<void>}): void
+  function test(definition: {
+    name: string
+    permissions: PermissionOptionsObject
+    fn: (context: TestContext) => Promise<void>
+  }): void
   function execPath(): string
 }

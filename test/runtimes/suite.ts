@@ -12,7 +12,12 @@ import {join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import type {HttpHandler} from 'msw'
-import {MemoryStore, ResumableHTTPClientTransport, type ResumableHTTPClientTransportOptions, type TransportEvent} from 'mcp-resumable-http'
+import {
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  type ResumableHTTPClientTransportOptions,
+  type TransportEvent,
+} from 'mcp-resumable-http'
 import {createMockMcpServer} from 'mcp-resumable-http/testing'
 import {createReferenceServer, listen, type Listening, type ReferenceServer} from 'mcp-resumable-http/testing/node'
 import {runJsonLines, type JsonLine} from '../fixtures/child-process.ts'
@@ -59,21 +64,33 @@ export const nodeModules = repository('node_modules')
 const restartClient = repository('test/fixtures/restart-client.mjs')
 
 /** The SDK Client on this transport, connected to `url`; every transport event kept. */
-async function connect(url: string, options: ResumableHTTPClientTransportOptions = {}): Promise<{client: Client; transport: ResumableHTTPClientTransport; events: TransportEvent[]}> {
+async function connect(
+  url: string,
+  options: ResumableHTTPClientTransportOptions = {},
+): Promise<{client: Client; transport: ResumableHTTPClientTransport; events: TransportEvent[]}> {
   const events: TransportEvent[] = []
-  const transport = new ResumableHTTPClientTransport(new URL(url), {reconnect: {minDelayMs: 1, maxDelayMs: 5}, ...options, onEvent: (event) => events.push(event)})
+  const transport = new ResumableHTTPClientTransport(new URL(url), {
+    reconnect: {minDelayMs: 1, maxDelayMs: 5},
+    ...options,
+    onEvent: (event) => events.push(event),
+  })
   const client = new Client({name: 'runtime-suite', version: '1.0.0'})
   await client.connect(transport)
   return {client, transport, events}
 }
 
 /** The slow tool cut after its third event, on the reference server behind `url`: its result, progress and events. */
-async function callCutMidway(server: ReferenceServer, url: string): Promise<{text: unknown; progress: number[]; events: TransportEvent[]}> {
+async function callCutMidway(
+  server: ReferenceServer,
+  url: string,
+): Promise<{text: unknown; progress: number[]; events: TransportEvent[]}> {
   const {client, events} = await connect(url)
   try {
     server.faults.cutNext({on: 'POST', after: 3, how: 'error'})
     const progress: number[] = []
-    const result = await client.callTool({name: 'slow', arguments: {steps: 5, delayMs: 20}}, undefined, {onprogress: ({progress: step}) => progress.push(step)})
+    const result = await client.callTool({name: 'slow', arguments: {steps: 5, delayMs: 20}}, undefined, {
+      onprogress: ({progress: step}) => progress.push(step),
+    })
     return {text: result.content, progress, events}
   } finally {
     await client.close()
@@ -81,11 +98,23 @@ async function callCutMidway(server: ReferenceServer, url: string): Promise<{tex
 }
 
 const resumptions = (events: TransportEvent[]) =>
-  events.filter((event): event is Extract<TransportEvent, {type: 'reconnect'}> => event.type === 'reconnect' && event.stream === 'request')
+  events.filter(
+    (event): event is Extract<TransportEvent, {type: 'reconnect'}> =>
+      event.type === 'reconnect' && event.stream === 'request',
+  )
 
 /** A process of this runtime running the restart client; each printed line goes to `onLine` until it says stop. */
-function runClient(runtime: Runtime, children: ChildProcess[], args: string[], onLine: (line: JsonLine) => boolean): Promise<JsonLine> {
-  const {child, line} = runJsonLines(runtime.command(restartClient, [dist, ...args]), `the client process (${args.at(-1)!})`, onLine)
+function runClient(
+  runtime: Runtime,
+  children: ChildProcess[],
+  args: string[],
+  onLine: (line: JsonLine) => boolean,
+): Promise<JsonLine> {
+  const {child, line} = runJsonLines(
+    runtime.command(restartClient, [dist, ...args]),
+    `the client process (${args.at(-1)!})`,
+    onLine,
+  )
   children.push(child)
   return line
 }
@@ -189,11 +218,18 @@ export function registerTests(runtime: Runtime): void {
       killed.kill('SIGKILL')
       await exited(killed)
 
-      const resumed = await runClient(runtime, children, [listening.url, file, 'resume'], (line) => line['result'] !== undefined)
+      const resumed = await runClient(
+        runtime,
+        children,
+        [listening.url, file, 'resume'],
+        (line) => line['result'] !== undefined,
+      )
       assert.equal(server.requests('POST', 'initialize').length, 1)
       assert.equal(server.requests('POST', 'tools/call').length, 1)
       assert.deepEqual(server.executions, {slow: 1})
-      assert.deepEqual((resumed['result'] as {result: unknown}).result, {content: [{type: 'text', text: 'done after 8 steps'}]})
+      assert.deepEqual((resumed['result'] as {result: unknown}).result, {
+        content: [{type: 'text', text: 'done after 8 steps'}],
+      })
       assert.equal(resumed['sessionId'], server.sessions()[0]!.id)
       const events = resumed['events'] as {type: string; branch?: string; headers?: Record<string, string>}[]
       const resumption = events.find((event) => event.type === 'reconnect' && event.branch === 'stream-resumption')
@@ -205,7 +241,12 @@ export function registerTests(runtime: Runtime): void {
       const file = join(directory, 'owned.json')
       const owner = await connect(listening.url, {store: new FileStore(file)})
       try {
-        const other = await runClient(runtime, children, [listening.url, file, 'connect'], (line) => line['connected'] !== undefined)
+        const other = await runClient(
+          runtime,
+          children,
+          [listening.url, file, 'connect'],
+          (line) => line['connected'] !== undefined,
+        )
         assert.match(String(other['connected']), /^session-\d+$/)
         assert.notEqual(other['connected'], owner.transport.sessionId)
       } finally {
@@ -222,7 +263,10 @@ export function registerTests(runtime: Runtime): void {
         const {text, events} = await callCutMidway(server, 'https://mcp.example/mcp')
         assert.deepEqual(text, [{type: 'text', text: 'done after 5 steps'}])
         assert.deepEqual(server.executions, {slow: 1})
-        assert.deepEqual(resumptions(events).map((event) => event.branch), ['stream-resumption'])
+        assert.deepEqual(
+          resumptions(events).map((event) => event.branch),
+          ['stream-resumption'],
+        )
       } finally {
         await stop()
       }

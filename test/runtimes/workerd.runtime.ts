@@ -36,8 +36,14 @@ const bundle = await build({
 })
 const inputs = Object.keys(bundle.metafile.inputs)
 const fromTheBuild = inputs.filter((input) => input.startsWith('dist/'))
-if (!fromTheBuild.includes('dist/index.js') || !fromTheBuild.includes('dist/cloudflare.js') || inputs.some((input) => input.startsWith('src/'))) {
-  throw new Error(`the bundle must hold the package as built (dist/), never its sources: ${inputs.filter((input) => !input.startsWith('node_modules/')).join(', ')}`)
+if (
+  !fromTheBuild.includes('dist/index.js') ||
+  !fromTheBuild.includes('dist/cloudflare.js') ||
+  inputs.some((input) => input.startsWith('src/'))
+) {
+  throw new Error(
+    `the bundle must hold the package as built (dist/), never its sources: ${inputs.filter((input) => !input.startsWith('node_modules/')).join(', ')}`,
+  )
 }
 
 /** One reference server per test, at `/<name>/mcp`, its control at `/<name>/control`: `GET` its state, `POST` a fault. */
@@ -54,7 +60,11 @@ const listening = await listen({
       if (cutNext !== undefined) server.faults.cutNext(cutNext)
       return new Response(null, {status: 204})
     }
-    return Response.json({executions: server.executions, initialize: server.requests('POST', 'initialize').length, toolCalls: server.requests('POST', 'tools/call').length})
+    return Response.json({
+      executions: server.executions,
+      initialize: server.requests('POST', 'initialize').length,
+      toolCalls: server.requests('POST', 'tools/call').length,
+    })
   },
 })
 
@@ -90,8 +100,14 @@ await writeFile(`${out}/config.capnp`, config)
 
 const started = performance.now()
 // The platform's binary itself: the package's launcher adds a Node stack trace to every failure.
-const workerd = spawn(repository('node_modules/@cloudflare/workerd-linux-64/bin/workerd'), ['test', `${out}/config.capnp`], {stdio: 'inherit'})
+const workerd = spawn(
+  repository('node_modules/@cloudflare/workerd-linux-64/bin/workerd'),
+  ['test', `${out}/config.capnp`],
+  {stdio: 'inherit'},
+)
 const code = await new Promise<number>((resolve) => workerd.once('exit', (exitCode) => resolve(exitCode ?? 1)))
 await listening.close()
-console.info(`workerd test ${relative(repository('.'), out)}/config.capnp: exit ${code}, ${Math.round(performance.now() - started)} ms`)
+console.info(
+  `workerd test ${relative(repository('.'), out)}/config.capnp: exit ${code}, ${Math.round(performance.now() - started)} ms`,
+)
 process.exit(code)

@@ -30,17 +30,31 @@ const received: Received[] = []
 
 /** Another origin that lets any page send it anything: what a browser would send there, it would receive. */
 function permissive(request: Request, body: string): Response {
-  const cors = {'access-control-allow-origin': '*', 'access-control-allow-headers': '*', 'access-control-allow-methods': '*', 'access-control-expose-headers': '*'}
+  const cors = {
+    'access-control-allow-origin': '*',
+    'access-control-allow-headers': '*',
+    'access-control-allow-methods': '*',
+    'access-control-expose-headers': '*',
+  }
   if (request.method !== 'POST') return new Response(null, {status: 204, headers: cors})
   const {id} = JSON.parse(body) as {id?: unknown}
-  return Response.json({jsonrpc: '2.0', id, result: {protocolVersion: '2025-06-18', capabilities: {}, serverInfo: {name: 'other', version: '1'}}}, {headers: cors})
+  return Response.json(
+    {
+      jsonrpc: '2.0',
+      id,
+      result: {protocolVersion: '2025-06-18', capabilities: {}, serverInfo: {name: 'other', version: '1'}},
+    },
+    {headers: cors},
+  )
 }
 
-const html = '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><script type="module" src="/redirect-page.js"></script>'
+const html =
+  '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><script type="module" src="/redirect-page.js"></script>'
 
 /** The page: its HTML at `/`, its built script beside it. */
 function servePage(url: URL): Promise<Response> {
-  if (url.pathname === '/') return Promise.resolve(new Response(html, {headers: {'content-type': 'text/html; charset=utf-8'}}))
+  if (url.pathname === '/')
+    return Promise.resolve(new Response(html, {headers: {'content-type': 'text/html; charset=utf-8'}}))
   return serveStatic(outDir, url)
 }
 
@@ -55,8 +69,14 @@ beforeAll(async () => {
     handle: async (request) => {
       const url = new URL(request.url)
       if (!url.pathname.startsWith('/mcp')) return servePage(url)
-      received.push({method: request.method, target: url.pathname, headers: Object.fromEntries(request.headers), body: await request.clone().text()})
-      if (url.pathname === '/mcp-elsewhere') return new Response(null, {status: 307, headers: {location: `${other!.origin}/mcp`}})
+      received.push({
+        method: request.method,
+        target: url.pathname,
+        headers: Object.fromEntries(request.headers),
+        body: await request.clone().text(),
+      })
+      if (url.pathname === '/mcp-elsewhere')
+        return new Response(null, {status: 307, headers: {location: `${other!.origin}/mcp`}})
       if (url.pathname === '/mcp-moved') return new Response(null, {status: 308, headers: {location: '/mcp'}})
       return server.handle(request)
     },

@@ -36,7 +36,9 @@ describe('one store, one endpoint, two query strings', () => {
     const sessionId = first.transport.sessionId
     await first.client.close()
 
-    expect([...store.keys]).toEqual(expect.arrayContaining([expect.stringMatching(/\/mcp\?sha256=[0-9a-f]{32}#session$/)]))
+    expect([...store.keys]).toEqual(
+      expect.arrayContaining([expect.stringMatching(/\/mcp\?sha256=[0-9a-f]{32}#session$/)]),
+    )
     expect(JSON.stringify(store.writes)).not.toContain('ALICE-7c1e')
 
     const again = await connectTo(`${mcp.url}?token=ALICE-7c1e`, {store})

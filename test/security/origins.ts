@@ -25,7 +25,12 @@ export async function recordingOrigin(answer = answerAsTool): Promise<RecordingO
     handle: async (request) => {
       const body = await request.text()
       const url = new URL(request.url)
-      received.push({method: request.method, target: `${url.pathname}${url.search}`, headers: Object.fromEntries(request.headers), body})
+      received.push({
+        method: request.method,
+        target: `${url.pathname}${url.search}`,
+        headers: Object.fromEntries(request.headers),
+        body,
+      })
       return answer(request, body)
     },
   })
@@ -41,7 +46,11 @@ function answerAsTool(request: Request, body: string): Response {
 }
 
 /** Decides, per request to the MCP origin, whether to redirect it: the status and the Location, or undefined. */
-export type RedirectRule = (request: {method: string; rpcMethod: string | undefined; url: URL}) => {status: number; location: string} | undefined
+export type RedirectRule = (request: {
+  method: string
+  rpcMethod: string | undefined
+  url: URL
+}) => {status: number; location: string} | undefined
 
 /** The reference server on its own origin, behind a front that answers what `rule` says with a redirect. */
 export interface McpOrigin extends Listening {
@@ -60,9 +69,15 @@ export async function mcpOrigin(rule: RedirectRule = () => undefined): Promise<M
     handle: async (request) => {
       const body = await request.clone().text()
       const url = new URL(request.url)
-      received.push({method: request.method, target: `${url.pathname}${url.search}`, headers: Object.fromEntries(request.headers), body})
+      received.push({
+        method: request.method,
+        target: `${url.pathname}${url.search}`,
+        headers: Object.fromEntries(request.headers),
+        body,
+      })
       const redirect = front.rule({method: request.method, rpcMethod: rpcMethodOf(body), url})
-      if (redirect !== undefined) return new Response('moved', {status: redirect.status, headers: {location: redirect.location}})
+      if (redirect !== undefined)
+        return new Response('moved', {status: redirect.status, headers: {location: redirect.location}})
       return server.handle(request)
     },
   })

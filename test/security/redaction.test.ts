@@ -16,8 +16,17 @@ afterEach(async () => {
 /** Every text an app may log: error messages (with their causes) and events, errors included. */
 function texts(errors: unknown[], events: TransportEvent[]): string[] {
   const describe = (value: unknown): string =>
-    value instanceof Error ? `${value.name}: ${value.message} ${describe(value.cause)}` : value === undefined ? '' : JSON.stringify(value)
-  return [...errors.map(describe), ...events.map((event) => JSON.stringify(event, (_key, value: unknown) => (value instanceof Error ? describe(value) : value)))]
+    value instanceof Error
+      ? `${value.name}: ${value.message} ${describe(value.cause)}`
+      : value === undefined
+        ? ''
+        : JSON.stringify(value)
+  return [
+    ...errors.map(describe),
+    ...events.map((event) =>
+      JSON.stringify(event, (_key, value: unknown) => (value instanceof Error ? describe(value) : value)),
+    ),
+  ]
 }
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
@@ -31,7 +40,8 @@ async function failure(promise: Promise<unknown>): Promise<unknown> {
 
 describe('secrets never appear in messages', () => {
   it('a URL with user:password@ is refused at construction with a TypeError that says to pass credentials as headers, without the password', () => {
-    const construct = (): unknown => new ResumableHTTPClientTransport(new URL('http://alice:pw-hunter2-secret@127.0.0.1:9/mcp'))
+    const construct = (): unknown =>
+      new ResumableHTTPClientTransport(new URL('http://alice:pw-hunter2-secret@127.0.0.1:9/mcp'))
     expect(construct).toThrow(TypeError)
     expect(construct).toThrow(/requestInit\.headers/)
     expect(construct).not.toThrow(/pw-hunter2-secret/)
@@ -49,14 +59,18 @@ describe('secrets never appear in messages', () => {
 
     expect(eventsOf(events, 'reconnect-failed').length).toBeGreaterThan(0)
     const logged = texts([thrown, ...errors], events)
-    expect(logged.filter((text) => text.includes(secret) || text.includes('t-acme-01') || text.includes('bare-key-9q8w'))).toEqual([])
+    expect(
+      logged.filter((text) => text.includes(secret) || text.includes('t-acme-01') || text.includes('bare-key-9q8w')),
+    ).toEqual([])
     expect(String(thrown)).toContain('/mcp?token=[redacted]&tenant=[redacted]&[redacted] failed')
     await client.close()
   })
 
   it('the values of Authorization, Cookie, Proxy-Authorization and X-Api-Key, echoed by the server in its error body, are masked', async () => {
     const names = ['authorization', 'cookie', 'proxy-authorization', 'x-api-key']
-    const echo = await recordingOrigin((request) => new Response(`denied: ${names.map((name) => request.headers.get(name)).join(' ')}`, {status: 401}))
+    const echo = await recordingOrigin(
+      (request) => new Response(`denied: ${names.map((name) => request.headers.get(name)).join(' ')}`, {status: 401}),
+    )
     opened.push(echo)
     const headers = {
       authorization: 'Bearer bearer-tok-1a2b3c',
@@ -78,7 +92,9 @@ describe('secrets never appear in messages', () => {
     // The server refuses the standalone GET with an error that quotes the header.
     const mcp = await listen({
       handle: (request) =>
-        request.method === 'GET' ? Promise.resolve(new Response(`bad tenant ${request.headers.get('x-tenant-token')}`, {status: 503})) : server.handle(request),
+        request.method === 'GET'
+          ? Promise.resolve(new Response(`bad tenant ${request.headers.get('x-tenant-token')}`, {status: 503}))
+          : server.handle(request),
     })
     opened.push(mcp)
     const tenant = 'tenant-secret-0z9y8x'
@@ -99,7 +115,12 @@ describe('secrets never appear in messages', () => {
 describe('secrets echoed in data that is not JSON-RPC', () => {
   it('an initialize answer that is not JSON and quotes the API key fails with the key masked, and with no cause that quotes it', async () => {
     const key = 'api-key-echoed-5k4j3h'
-    const echo = await recordingOrigin((request) => new Response(`{"unauthorized": "${request.headers.get('x-api-key')}"`, {headers: {'content-type': 'application/json'}}))
+    const echo = await recordingOrigin(
+      (request) =>
+        new Response(`{"unauthorized": "${request.headers.get('x-api-key')}"`, {
+          headers: {'content-type': 'application/json'},
+        }),
+    )
     opened.push(echo)
     const error = await failure(connectTo(echo.url, {requestInit: {headers: {'x-api-key': key}}}))
 
@@ -119,15 +140,51 @@ describe('what the redactor counts as a secret', () => {
   }
 
   it.each([
-    ['a query value, decoded and as sent', '?token=tok%2Fslash-9', {}, 'got tok/slash-9 and tok%2Fslash-9', 'got [redacted] and [redacted]'],
-    ['the value of a header that is not secret', '', {'x-trace': 'trace-value-1'}, 'trace trace-value-1', 'trace trace-value-1'],
-    ['an Authorization value, whole and its credential alone', '', {authorization: 'Bearer tok-abc-123'}, 'Bearer tok-abc-123 / tok-abc-123', '[redacted] / [redacted]'],
-    ['the value of a cookie after the first', '', {cookie: 'sid=cookie-1a; theme=cookie-2b'}, '(cookie-2b)', '([redacted])'],
-    ['a credential after two spaces', '', {authorization: 'Bearer  double-space-tok'}, '(double-space-tok)', '([redacted])'],
+    [
+      'a query value, decoded and as sent',
+      '?token=tok%2Fslash-9',
+      {},
+      'got tok/slash-9 and tok%2Fslash-9',
+      'got [redacted] and [redacted]',
+    ],
+    [
+      'the value of a header that is not secret',
+      '',
+      {'x-trace': 'trace-value-1'},
+      'trace trace-value-1',
+      'trace trace-value-1',
+    ],
+    [
+      'an Authorization value, whole and its credential alone',
+      '',
+      {authorization: 'Bearer tok-abc-123'},
+      'Bearer tok-abc-123 / tok-abc-123',
+      '[redacted] / [redacted]',
+    ],
+    [
+      'the value of a cookie after the first',
+      '',
+      {cookie: 'sid=cookie-1a; theme=cookie-2b'},
+      '(cookie-2b)',
+      '([redacted])',
+    ],
+    [
+      'a credential after two spaces',
+      '',
+      {authorization: 'Bearer  double-space-tok'},
+      '(double-space-tok)',
+      '([redacted])',
+    ],
     ['a part that starts with =, only whole', '', {cookie: '=plain-part cred-zz99'}, 'x=cred-zz99', 'x=cred-zz99'],
     ['a value shorter than 4 characters', '?page=1', {}, 'page 1 of 3', 'page 1 of 3'],
     ['a value of 4 characters', '?k=abcd', {}, 'k abcd', 'k [redacted]'],
-    ['a secret that contains a shorter one, whole', '?k=abcd', {authorization: 'Bearer abcdefgh'}, '(abcdefgh)', '([redacted])'],
+    [
+      'a secret that contains a shorter one, whole',
+      '?k=abcd',
+      {authorization: 'Bearer abcdefgh'},
+      '(abcdefgh)',
+      '([redacted])',
+    ],
   ])('%s: the 401 body the server echoes is masked as expected', async (_what, query, headers, body, expected) => {
     expect(await maskedBody(query, headers, body)).toBe(expected)
   })
@@ -135,7 +192,10 @@ describe('what the redactor counts as a secret', () => {
   it('a failed connection names the endpoint with no query when it has none, and each query name once with its value masked', async () => {
     const gone = await listen(createReferenceServer())
     await gone.close()
-    for (const [query, shown] of [['', ''], ['?a=1&&bare-key', '?a=[redacted]&[redacted]']]) {
+    for (const [query, shown] of [
+      ['', ''],
+      ['?a=1&&bare-key', '?a=[redacted]&[redacted]'],
+    ]) {
       const error = await failure(connectTo(`${gone.url}${query}`, {reconnect: {maxAttempts: 1}}))
       expect((error as Error).message).toContain(`POST ${gone.url}${shown} failed:`)
     }

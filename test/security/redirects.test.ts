@@ -4,7 +4,11 @@
  * headers) may reach another origin unless the app lists it.
  */
 import {afterEach, describe, expect, it} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {
+  isTransportError,
+  ResumableHTTPClientTransport,
+  type ResumableHTTPClientTransportOptions,
+} from '../../src/index.ts'
 import {codeOf, connectTo, until} from '../fixtures/client.ts'
 import {mcpOrigin, recordingOrigin, type McpOrigin, type RecordingOrigin} from './origins.ts'
 
@@ -39,7 +43,8 @@ describe('redirects to another origin', () => {
   it('a 307 answering a tools/call POST fails the call: the other origin receives nothing, neither the body nor the session ID nor the app header, and answers nothing', async () => {
     const {mcp, other} = await origins()
     const {client} = await connect(mcp)
-    mcp.rule = ({rpcMethod}) => (rpcMethod === 'tools/call' ? {status: 307, location: `${other.origin}/mcp`} : undefined)
+    mcp.rule = ({rpcMethod}) =>
+      rpcMethod === 'tools/call' ? {status: 307, location: `${other.origin}/mcp`} : undefined
 
     const error = await failure(client.callTool({name: 'echo', arguments: {note: 'private'}}))
     expect(isTransportError(error, 'http')).toBe(true)
@@ -80,11 +85,16 @@ describe('redirects to another origin', () => {
     const {mcp, other} = await origins()
     const {client} = await connect(mcp)
     mcp.server.faults.cutNext({after: 2, how: 'error', on: 'POST'})
-    mcp.rule = ({method, url}) => (method === 'GET' && url.pathname === '/mcp' ? {status: 308, location: `${other.origin}/mcp`} : undefined)
+    mcp.rule = ({method, url}) =>
+      method === 'GET' && url.pathname === '/mcp' ? {status: 308, location: `${other.origin}/mcp`} : undefined
 
-    const error = await failure(client.callTool({name: 'slow', arguments: {steps: 5, delayMs: 10}}, undefined, {onprogress: () => {}}))
+    const error = await failure(
+      client.callTool({name: 'slow', arguments: {steps: 5, delayMs: 10}}, undefined, {onprogress: () => {}}),
+    )
     expect(codeOf(error)).toBe('outcome-unknown')
-    expect(mcp.received.some((request) => request.method === 'GET' && request.headers['last-event-id'] !== undefined)).toBe(true)
+    expect(
+      mcp.received.some((request) => request.method === 'GET' && request.headers['last-event-id'] !== undefined),
+    ).toBe(true)
     expect(other.received).toEqual([])
     expect(mcp.server.executions).toEqual({slow: 1})
     await client.close()
@@ -111,11 +121,14 @@ describe('redirects to another origin', () => {
   it("redirectPolicy 'follow' leaves the redirect to fetch, which takes the request to the other origin", async () => {
     const {mcp, other} = await origins()
     const {client} = await connect(mcp, {redirectPolicy: 'follow'})
-    mcp.rule = ({rpcMethod}) => (rpcMethod === 'tools/call' ? {status: 307, location: `${other.origin}/mcp`} : undefined)
+    mcp.rule = ({rpcMethod}) =>
+      rpcMethod === 'tools/call' ? {status: 307, location: `${other.origin}/mcp`} : undefined
 
     const result = await client.callTool({name: 'echo', arguments: {}})
     expect(result.content).toEqual([{type: 'text', text: 'from the other origin'}])
-    expect(other.received).toEqual([expect.objectContaining({method: 'POST', headers: expect.objectContaining({'x-api-key': apiKey})})])
+    expect(other.received).toEqual([
+      expect.objectContaining({method: 'POST', headers: expect.objectContaining({'x-api-key': apiKey})}),
+    ])
     await client.close()
   })
 })
@@ -124,25 +137,35 @@ describe('redirects within the origin', () => {
   it.each([307, 308])('a %i keeps the method and the body: the call succeeds and the tool ran once', async (status) => {
     const {mcp} = await origins()
     const {client, transport} = await connect(mcp)
-    mcp.rule = ({rpcMethod, url}) => (rpcMethod === 'tools/call' && url.pathname === '/mcp' ? {status, location: '/moved'} : undefined)
+    mcp.rule = ({rpcMethod, url}) =>
+      rpcMethod === 'tools/call' && url.pathname === '/mcp' ? {status, location: '/moved'} : undefined
 
     const result = await client.callTool({name: 'echo', arguments: {n: 2}})
     expect(result.content).toEqual([{type: 'text', text: 'echo: {"n":2}'}])
     expect(mcp.server.executions).toEqual({echo: 1})
     const moved = mcp.received.filter((request) => request.target === '/moved')
-    expect(moved).toEqual([expect.objectContaining({method: 'POST', headers: expect.objectContaining({'mcp-session-id': transport.sessionId, 'x-api-key': apiKey})})])
+    expect(moved).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        headers: expect.objectContaining({'mcp-session-id': transport.sessionId, 'x-api-key': apiKey}),
+      }),
+    ])
     expect(moved[0]!.body).toContain('"name":"echo"')
     await client.close()
   })
 
   it('a 301 of the standalone GET is followed as a GET with its session ID: the stream is open at the new path', async () => {
     const {mcp} = await origins()
-    mcp.rule = ({method, url}) => (method === 'GET' && url.pathname === '/mcp' ? {status: 301, location: '/stream'} : undefined)
+    mcp.rule = ({method, url}) =>
+      method === 'GET' && url.pathname === '/mcp' ? {status: 301, location: '/stream'} : undefined
     const {client, transport, events} = await connect(mcp)
 
     await until(() => mcp.server.session(transport.sessionId).streams.some((stream) => stream.connected))
     expect(mcp.received.filter((request) => request.target === '/stream')).toEqual([
-      expect.objectContaining({method: 'GET', headers: expect.objectContaining({'mcp-session-id': transport.sessionId})}),
+      expect.objectContaining({
+        method: 'GET',
+        headers: expect.objectContaining({'mcp-session-id': transport.sessionId}),
+      }),
     ])
     expect(events.filter((event) => event.type === 'reconnect-failed')).toEqual([])
     await client.close()
@@ -164,7 +187,10 @@ describe('redirects within the origin', () => {
   it('a redirect loop ends after 5 hops with an error, the request sent 6 times in all', async () => {
     const {mcp} = await origins()
     const {client} = await connect(mcp)
-    mcp.rule = ({rpcMethod, url}) => (rpcMethod === 'tools/call' ? {status: 307, location: `/mcp?hop=${Number(url.searchParams.get('hop') ?? 0) + 1}`} : undefined)
+    mcp.rule = ({rpcMethod, url}) =>
+      rpcMethod === 'tools/call'
+        ? {status: 307, location: `/mcp?hop=${Number(url.searchParams.get('hop') ?? 0) + 1}`}
+        : undefined
 
     const error = await failure(client.callTool({name: 'echo', arguments: {}}))
     expect(isTransportError(error, 'http')).toBe(true)
@@ -178,8 +204,14 @@ describe('redirect options', () => {
   it('refuses a redirectPolicy it does not know and an allowed origin that is not an http(s) URL, naming them', () => {
     const url = new URL('http://127.0.0.1:9/mcp')
     const policy = {redirectPolicy: 'manual'} as unknown as ResumableHTTPClientTransportOptions
-    expect(() => new ResumableHTTPClientTransport(url, policy)).toThrow(/redirectPolicy must be 'same-origin' or 'follow', got "manual"/)
-    expect(() => new ResumableHTTPClientTransport(url, {allowedRedirectOrigins: ['mcp.example.com']})).toThrow(TypeError)
-    expect(() => new ResumableHTTPClientTransport(url, {allowedRedirectOrigins: ['ftp://mcp.example.com']})).toThrow(/http\(s\) origins/)
+    expect(() => new ResumableHTTPClientTransport(url, policy)).toThrow(
+      /redirectPolicy must be 'same-origin' or 'follow', got "manual"/,
+    )
+    expect(() => new ResumableHTTPClientTransport(url, {allowedRedirectOrigins: ['mcp.example.com']})).toThrow(
+      TypeError,
+    )
+    expect(() => new ResumableHTTPClientTransport(url, {allowedRedirectOrigins: ['ftp://mcp.example.com']})).toThrow(
+      /http\(s\) origins/,
+    )
   })
 })

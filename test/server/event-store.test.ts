@@ -4,7 +4,14 @@
  * priming event), `getStreamIdForEventId` and then `replayEventsAfter` for a `GET` with `Last-Event-ID`.
  */
 import {afterAll, afterEach, beforeAll, describe, expect, it, vi, type TestContext} from 'vitest'
-import {MemoryEventLog, RefusedEventIdError, ResumableEventStore, type EventLog, type JsonRpcMessage, type ResumableEventStoreOptions} from '../../src/server.ts'
+import {
+  MemoryEventLog,
+  RefusedEventIdError,
+  ResumableEventStore,
+  type EventLog,
+  type JsonRpcMessage,
+  type ResumableEventStoreOptions,
+} from '../../src/server.ts'
 import {RedisEventLog} from '../../src/server/redis.ts'
 import {requireRedis, startRedis, type RedisClient, type RunningRedis} from '../fixtures/redis-server.ts'
 
@@ -38,10 +45,14 @@ function logOf(kind: LogKind, context: TestContext): EventLog {
   return new RedisEventLog({client: client!, key: `test-${++keys}`})
 }
 
-const note = (text: string): JsonRpcMessage => ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: text}}) as JsonRpcMessage
+const note = (text: string): JsonRpcMessage =>
+  ({jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: text}}) as JsonRpcMessage
 
 /** What a replay sends, as `[eventId, data]`, and the stream it names. */
-async function replay(store: ResumableEventStore, lastEventId: string): Promise<{streamId: string; sent: [string, unknown][]}> {
+async function replay(
+  store: ResumableEventStore,
+  lastEventId: string,
+): Promise<{streamId: string; sent: [string, unknown][]}> {
   const sent: [string, unknown][] = []
   const streamId = await store.replayEventsAfter(lastEventId, {
     send: (eventId, message) => {
@@ -61,11 +72,17 @@ async function refusal(store: ResumableEventStore, eventId: string): Promise<str
 }
 
 describe.each(['memory', 'redis'] as LogKind[])('ResumableEventStore on the %s log', (kind) => {
-  const storeOf = (context: TestContext, options: Omit<ResumableEventStoreOptions, 'log'> = {}): ResumableEventStore => new ResumableEventStore({...options, log: logOf(kind, context)})
+  const storeOf = (context: TestContext, options: Omit<ResumableEventStoreOptions, 'log'> = {}): ResumableEventStore =>
+    new ResumableEventStore({...options, log: logOf(kind, context)})
 
   it('gives IDs that name the store and the stream, numbered in order within each stream', async (context) => {
     const store = storeOf(context)
-    const ids = [await store.storeEvent('a', note('1')), await store.storeEvent('a', note('2')), await store.storeEvent('b', note('3')), await store.storeEvent('a', note('4'))]
+    const ids = [
+      await store.storeEvent('a', note('1')),
+      await store.storeEvent('a', note('2')),
+      await store.storeEvent('b', note('3')),
+      await store.storeEvent('a', note('4')),
+    ]
     const nonce = ids[0]!.split('.')[0]!
     expect(nonce).toMatch(/^[A-Za-z0-9_-]{16}$/)
     expect(ids).toEqual([`${nonce}.1.1`, `${nonce}.1.2`, `${nonce}.2.1`, `${nonce}.1.3`])
@@ -81,7 +98,13 @@ describe.each(['memory', 'redis'] as LogKind[])('ResumableEventStore on the %s l
     const second = await store.storeEvent('a', note('a2'))
     await store.storeEvent('b', note('b2'))
     const third = await store.storeEvent('a', note('a3'))
-    expect(await replay(store, first)).toEqual({streamId: 'a', sent: [[second, 'a2'], [third, 'a3']]})
+    expect(await replay(store, first)).toEqual({
+      streamId: 'a',
+      sent: [
+        [second, 'a2'],
+        [third, 'a3'],
+      ],
+    })
     expect(await replay(store, third)).toEqual({streamId: 'a', sent: []})
     expect(store.metrics).toMatchObject({storedEvents: 5, streamResumptions: 2, replayedEvents: 2, refusedEventIds: 0})
   })
@@ -101,7 +124,15 @@ describe.each(['memory', 'redis'] as LogKind[])('ResumableEventStore on the %s l
     const foreign = await storeOf(context).storeEvent('a', note('1'))
     const [nonce] = id.split('.')
     expect(await refusal(store, foreign)).toBe('foreign')
-    for (const malformed of ['', 'a_1', `${nonce}.1`, `${nonce}.01.1`, `${nonce}.1.1.1`, `${nonce}.1.0`, `${nonce!.slice(1)}.1.1`]) {
+    for (const malformed of [
+      '',
+      'a_1',
+      `${nonce}.1`,
+      `${nonce}.01.1`,
+      `${nonce}.1.1.1`,
+      `${nonce}.1.0`,
+      `${nonce!.slice(1)}.1.1`,
+    ]) {
       expect(await refusal(store, malformed)).toBe('malformed')
     }
     expect(await refusal(store, `${nonce}.1.2`)).toBe('not-held')
@@ -113,18 +144,38 @@ describe.each(['memory', 'redis'] as LogKind[])('ResumableEventStore on the %s l
   it('drops the oldest events past maxBytes whatever their stream, and replays from just before the oldest one held, not earlier', async (context) => {
     // Each event weighs its JSON plus 64: room for four of these.
     const store = storeOf(context, {maxBytes: 4 * (JSON.stringify(note('1')).length + 64)})
-    const ids = [await store.storeEvent('a', note('1')), await store.storeEvent('b', note('2')), await store.storeEvent('a', note('3')), await store.storeEvent('a', note('4'))]
+    const ids = [
+      await store.storeEvent('a', note('1')),
+      await store.storeEvent('b', note('2')),
+      await store.storeEvent('a', note('3')),
+      await store.storeEvent('a', note('4')),
+    ]
     expect(store.metrics.evictedEvents).toBe(0)
     const fifth = await store.storeEvent('a', note('5'))
     expect(store.metrics.evictedEvents).toBe(1)
     // The first event is gone; the position it marks is still complete (the next one is held).
-    expect(await replay(store, ids[0]!)).toEqual({streamId: 'a', sent: [[ids[2], '3'], [ids[3], '4'], [fifth, '5']]})
+    expect(await replay(store, ids[0]!)).toEqual({
+      streamId: 'a',
+      sent: [
+        [ids[2], '3'],
+        [ids[3], '4'],
+        [fifth, '5'],
+      ],
+    })
     // Stream b loses its only event: the stream is forgotten, and stores afresh under a new number.
     await store.storeEvent('a', note('6'))
     expect(await refusal(store, ids[1]!)).toBe('not-held')
     await store.storeEvent('a', note('7'))
     expect(await refusal(store, ids[0]!)).toBe('not-held')
-    expect(await replay(store, ids[2]!)).toEqual({streamId: 'a', sent: [[ids[3], '4'], [fifth, '5'], [expect.any(String), '6'], [expect.any(String), '7']]})
+    expect(await replay(store, ids[2]!)).toEqual({
+      streamId: 'a',
+      sent: [
+        [ids[3], '4'],
+        [fifth, '5'],
+        [expect.any(String), '6'],
+        [expect.any(String), '7'],
+      ],
+    })
     expect((await store.storeEvent('b', note('8'))).split('.')[1]).toBe('3')
     expect(store.metrics.evictedEvents).toBe(4)
   })
@@ -136,7 +187,13 @@ describe.each(['memory', 'redis'] as LogKind[])('ResumableEventStore on the %s l
     const old = await store.storeEvent('a', note('old'))
     vi.setSystemTime(Date.now() + 600)
     const recent = await store.storeEvent('a', note('recent'))
-    expect(await replay(store, oldest)).toEqual({streamId: 'a', sent: [[old, 'old'], [recent, 'recent']]})
+    expect(await replay(store, oldest)).toEqual({
+      streamId: 'a',
+      sent: [
+        [old, 'old'],
+        [recent, 'recent'],
+      ],
+    })
     vi.setSystemTime(Date.now() + 500)
     // Both old events are past their age now: the position of the second still replays in full, the first's not.
     expect(await replay(store, old)).toEqual({streamId: 'a', sent: [[recent, 'recent']]})
@@ -221,7 +278,9 @@ describe('RedisEventLog', () => {
     expect(options({client: {}})).toThrow(/options\.client/)
     expect(options({client: {sendCommand: () => Promise.resolve()}})).toThrow(/options\.key must be a non-empty string/)
     expect(options({client: {sendCommand: () => Promise.resolve()}, key: ''})).toThrow(/options\.key/)
-    expect(options({client: {sendCommand: () => Promise.resolve()}, key: 'k', prefix: 1})).toThrow(/options\.prefix must be a string/)
+    expect(options({client: {sendCommand: () => Promise.resolve()}, key: 'k', prefix: 1})).toThrow(
+      /options\.prefix must be a string/,
+    )
   })
 })
 

@@ -8,7 +8,13 @@ import {WebStandardStreamableHTTPServerTransport} from '@modelcontextprotocol/se
 import {describe, expect, it} from 'vitest'
 import {reemitPendingRequests, ResumableEventStore, type PendingRequestsOptions} from '../../src/server.ts'
 import {callTool, until, type Kind} from '../fixtures/interop.ts'
-import {flavours, useServerStacks, type Flavour, type ServerStack, type TestServerOptions} from '../fixtures/sdk-servers.ts'
+import {
+  flavours,
+  useServerStacks,
+  type Flavour,
+  type ServerStack,
+  type TestServerOptions,
+} from '../fixtures/sdk-servers.ts'
 import {afterEventWith} from '../fixtures/tcp-proxy.ts'
 
 interface Stack extends ServerStack {
@@ -37,8 +43,18 @@ const beforeEventWith =
  * a stream that never carried an event ID, which a client attaches again without `Last-Event-ID`. The Client
  * reconnects {@link reconnectMs} apart, up to twice that, and fetches through `recordingFetch` (useServerStacks).
  */
-async function start(flavour: Flavour, kind: Kind, reemit: PendingRequestsOptions | false, options: Partial<TestServerOptions> = {}): Promise<Stack> {
-  const stack = await stackOf(kind, {flavour, store: 'resumable', reemit, ...options}, {request: isAttach, at: beforeEventWith('cut-standalone')}, reconnectMs)
+async function start(
+  flavour: Flavour,
+  kind: Kind,
+  reemit: PendingRequestsOptions | false,
+  options: Partial<TestServerOptions> = {},
+): Promise<Stack> {
+  const stack = await stackOf(
+    kind,
+    {flavour, store: 'resumable', reemit, ...options},
+    {request: isAttach, at: beforeEventWith('cut-standalone')},
+    reconnectMs,
+  )
   const {server, peer} = stack
   const held: string[] = []
   const waiting: (() => void)[] = []
@@ -71,7 +87,13 @@ describe.each(flavours)('on %s', (flavour) => {
     expect(call.text).toBe('sampled: answer 1')
     // This transport recognises the request by its ID: its handler ran once.
     expect(stack.held).toEqual(['sampling'])
-    expect(sessionOf(stack).pending!.metrics).toEqual({pendingRequests: 0, sessionResumptions: 2, reemittedRequests: 1, cancelledRequests: 0, forgottenRequests: 0})
+    expect(sessionOf(stack).pending!.metrics).toEqual({
+      pendingRequests: 0,
+      sessionResumptions: 2,
+      reemittedRequests: 1,
+      cancelledRequests: 0,
+      forgottenRequests: 0,
+    })
     expect(sessionOf(stack).store!.metrics).toMatchObject({streamResumptions: 0, replayedEvents: 0})
   })
 
@@ -84,7 +106,11 @@ describe.each(flavours)('on %s', (flavour) => {
     expect(call.state).toBe('result')
     expect(call.text).toMatch(/Request cancelled: the stream that carried it was lost/)
     expect(stack.server.results['sample']).toBeUndefined()
-    expect(sessionOf(stack).pending!.metrics).toMatchObject({pendingRequests: 0, reemittedRequests: 0, cancelledRequests: 1})
+    expect(sessionOf(stack).pending!.metrics).toMatchObject({
+      pendingRequests: 0,
+      reemittedRequests: 0,
+      cancelledRequests: 1,
+    })
   })
 })
 
@@ -96,7 +122,11 @@ describe('what the wrapper remembers', () => {
     stack.answer()
     await call.settled
     await attachesAgain(stack)
-    expect(sessionOf(stack).pending!.metrics).toMatchObject({pendingRequests: 0, sessionResumptions: 2, reemittedRequests: 0})
+    expect(sessionOf(stack).pending!.metrics).toMatchObject({
+      pendingRequests: 0,
+      sessionResumptions: 2,
+      reemittedRequests: 0,
+    })
   })
 
   it('forgets a request the server gave up on (its timeout sends notifications/cancelled): a later attach sends nothing again', async () => {
@@ -147,7 +177,10 @@ describe('what the wrapper remembers', () => {
     const stack = await start('v1-node', 'ours', {})
     const {server, proxy} = stack
     // The tool's own stream is cut after the sampling request: this transport resumes it from that event.
-    const cut = proxy.cutNext({request: (chunk) => chunk.includes('"tools/call"'), at: afterEventWith('sampling/createMessage')})
+    const cut = proxy.cutNext({
+      request: (chunk) => chunk.includes('"tools/call"'),
+      at: afterEventWith('sampling/createMessage'),
+    })
     const call = callTool(stack.peer, 'sample')
     await cut
     await until(() => stack.held.length === 1 && server.requests('GET', 'with').some((entry) => entry.status === 200))
@@ -160,14 +193,23 @@ describe('what the wrapper remembers', () => {
   })
 
   it('refuses a transport wrapped twice, a transport it cannot wrap, and options it cannot use, naming them', () => {
-    const transport = new WebStandardStreamableHTTPServerTransport({sessionIdGenerator: () => 's', eventStore: new ResumableEventStore()})
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => 's',
+      eventStore: new ResumableEventStore(),
+    })
     reemitPendingRequests(transport)
     expect(() => reemitPendingRequests(transport)).toThrow(/wrapped already/)
     expect(() => reemitPendingRequests({} as never)).toThrow(/transport must be an SDK server transport/)
-    const fresh = (): WebStandardStreamableHTTPServerTransport => new WebStandardStreamableHTTPServerTransport({sessionIdGenerator: () => 's'})
-    expect(() => reemitPendingRequests(fresh(), {pendingOnAttach: 'resend' as never})).toThrow(/options\.pendingOnAttach must be 're-emit' or 'cancel'/)
+    const fresh = (): WebStandardStreamableHTTPServerTransport =>
+      new WebStandardStreamableHTTPServerTransport({sessionIdGenerator: () => 's'})
+    expect(() => reemitPendingRequests(fresh(), {pendingOnAttach: 'resend' as never})).toThrow(
+      /options\.pendingOnAttach must be 're-emit' or 'cancel'/,
+    )
     for (const name of ['maxPending', 'maxPendingBytes']) {
-      for (const value of [0, -1, 2.5, '3', Number.NaN]) expect(() => reemitPendingRequests(fresh(), {[name]: value})).toThrow(new RegExp(`options\\.${name} must be a positive integer`))
+      for (const value of [0, -1, 2.5, '3', Number.NaN])
+        expect(() => reemitPendingRequests(fresh(), {[name]: value})).toThrow(
+          new RegExp(`options\\.${name} must be a positive integer`),
+        )
     }
     expect(() => reemitPendingRequests(fresh(), {maxpending: 1} as never)).toThrow(/unknown option maxpending/)
   })

@@ -8,7 +8,15 @@ import {CallToolResultSchema} from '@modelcontextprotocol/sdk/types.js'
 import {afterEach, describe, expect, it} from 'vitest'
 import {MemoryEventLog, type EventBounds, type Lookup} from '../../src/server.ts'
 import {callTool, connectPeer, pause, until, type Call, type Kind} from '../fixtures/interop.ts'
-import {flavours, startTestServer, useServerStacks, type Flavour, type ServerStack, type TestServer, type TestServerOptions} from '../fixtures/sdk-servers.ts'
+import {
+  flavours,
+  startTestServer,
+  useServerStacks,
+  type Flavour,
+  type ServerStack,
+  type TestServer,
+  type TestServerOptions,
+} from '../fixtures/sdk-servers.ts'
 import {afterEventWith, afterHeaders} from '../fixtures/tcp-proxy.ts'
 
 type Stack = ServerStack
@@ -20,19 +28,31 @@ const nothingComesMs = 600
 const isAttach = (chunk: string): boolean => /^GET /.test(chunk) && !/last-event-id/i.test(chunk)
 const isToolsCall = (chunk: string): boolean => chunk.includes('"tools/call"')
 
-const parts = (flavour: Flavour, options: Partial<TestServerOptions> = {}): TestServerOptions => ({flavour, store: 'resumable', reemit: {}, ...options})
+const parts = (flavour: Flavour, options: Partial<TestServerOptions> = {}): TestServerOptions => ({
+  flavour,
+  store: 'resumable',
+  reemit: {},
+  ...options,
+})
 const sessionOf = ({server, peer}: Stack) => server.session(peer.transport.sessionId!)
 
 /** How `call` ended, or 'hung' when it had not after {@link nothingComesMs}. */
 async function outcome(call: Call): Promise<string> {
   await Promise.race([call.settled, pause(nothingComesMs)])
-  return call.state === 'pending' ? 'hung' : call.state === 'result' ? `result: ${call.text ?? ''}` : `error: ${call.failure ?? ''}`
+  return call.state === 'pending'
+    ? 'hung'
+    : call.state === 'result'
+      ? `result: ${call.text ?? ''}`
+      : `error: ${call.failure ?? ''}`
 }
 
 describe.each(flavours)('on %s', (flavour) => {
   describe.each(['ours', 'sdk'] as Kind[])('%s transport', (kind) => {
     it('a call cut right after its sampling request resumes from that event: answered once, the result once', async () => {
-      const stack = await start(kind, parts(flavour), {request: isToolsCall, at: afterEventWith('sampling/createMessage')})
+      const stack = await start(kind, parts(flavour), {
+        request: isToolsCall,
+        at: afterEventWith('sampling/createMessage'),
+      })
       const call = callTool(stack.peer, 'sample')
       await stack.cut
       expect(await outcome(call)).toBe('result: sampled: answer 1')
@@ -43,7 +63,11 @@ describe.each(flavours)('on %s', (flavour) => {
     })
 
     it('without an event store the same cut loses the call: its stream has no event ID to resume from', async () => {
-      const stack = await start(kind, {flavour, store: 'none', reemit: false}, {request: isToolsCall, at: afterEventWith('sampling/createMessage')})
+      const stack = await start(
+        kind,
+        {flavour, store: 'none', reemit: false},
+        {request: isToolsCall, at: afterEventWith('sampling/createMessage')},
+      )
       const call = callTool(stack.peer, 'sample')
       await stack.cut
       expect(await outcome(call)).toBe(kind === 'ours' ? 'error: outcome-unknown' : 'hung')
@@ -77,7 +101,9 @@ describe.each(flavours)('on %s', (flavour) => {
       await until(() => stack.seen.some((entry) => entry.lastEventId !== undefined))
       await pause(nothingComesMs)
       // v2 ends a replayed stream it does not know at once, and the client comes back: 200 each time.
-      expect(new Set(stack.seen.filter((entry) => entry.lastEventId !== undefined).map((entry) => entry.status))).toEqual(new Set([200]))
+      expect(
+        new Set(stack.seen.filter((entry) => entry.lastEventId !== undefined).map((entry) => entry.status)),
+      ).toEqual(new Set([200]))
       expect(stack.peer.handled.elicitation).toBe(0)
       expect(stack.server.lateAnswers).toEqual([])
     })
@@ -110,18 +136,25 @@ describe.each(flavours)('on %s', (flavour) => {
     it('a cursor the store no longer holds is refused with 400, never answered with silence', async () => {
       // Events live 100 ms; the client comes back after 400 ms or more (the SDK's transport waits the `retry` of
       // any priming event it saw, for every stream: the server's retryInterval).
-      const stack = await standaloneCut(parts(flavour, {storeOptions: () => ({maxAgeMs: 100}), retryInterval: 400}), 400)
+      const stack = await standaloneCut(
+        parts(flavour, {storeOptions: () => ({maxAgeMs: 100}), retryInterval: 400}),
+        400,
+      )
       await until(() => stack.seen.some((entry) => entry.lastEventId !== undefined))
       if (kind === 'ours') {
         // This transport drops the refused cursor and attaches without it: the request comes again.
         await until(() => stack.server.lateAnswers.length === 1)
-        expect(stack.seen.filter((entry) => entry.lastEventId !== undefined).map((entry) => entry.status)).toEqual([400])
+        expect(stack.seen.filter((entry) => entry.lastEventId !== undefined).map((entry) => entry.status)).toEqual([
+          400,
+        ])
         expect(sessionOf(stack).pending!.metrics).toMatchObject({sessionResumptions: 2, reemittedRequests: 1})
       } else {
         // The SDK's transport tries the same cursor twice (maxRetries 2) and gives its standalone stream up.
         await until(() => stack.seen.filter((entry) => entry.lastEventId !== undefined).length === 2)
         await pause(nothingComesMs)
-        expect(stack.seen.filter((entry) => entry.lastEventId !== undefined).map((entry) => entry.status)).toEqual([400, 400])
+        expect(stack.seen.filter((entry) => entry.lastEventId !== undefined).map((entry) => entry.status)).toEqual([
+          400, 400,
+        ])
         expect(stack.server.lateAnswers).toEqual([])
       }
       expect(sessionOf(stack).store!.metrics).toMatchObject({streamResumptions: 0, replayedEvents: 0})
@@ -131,11 +164,19 @@ describe.each(flavours)('on %s', (flavour) => {
 
 /** A GET of the standalone stream of `sessionId` with `lastEventId`, as any client sends it: its status, and what it brought within {@link nothingComesMs}. */
 async function resumeRaw(url: string, sessionId: string, lastEventId: string): Promise<{status: number; body: string}> {
-  const response = await fetch(url, {headers: {accept: 'text/event-stream', 'mcp-session-id': sessionId, 'last-event-id': lastEventId, 'mcp-protocol-version': '2025-11-25'}})
+  const response = await fetch(url, {
+    headers: {
+      accept: 'text/event-stream',
+      'mcp-session-id': sessionId,
+      'last-event-id': lastEventId,
+      'mcp-protocol-version': '2025-11-25',
+    },
+  })
   const reader = response.body!.getReader()
   const timer = setTimeout(() => void reader.cancel(), nothingComesMs)
   let body = ''
-  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) body += new TextDecoder().decode(chunk.value)
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+    body += new TextDecoder().decode(chunk.value)
   clearTimeout(timer)
   return {status: response.status, body}
 }
@@ -145,7 +186,9 @@ async function twoSessions(server: TestServer): Promise<{foreign: string; sessio
   const first = await connectPeer('sdk', server.url)
   const second = await connectPeer('sdk', server.url)
   const tokens: string[] = []
-  await first.client.request({method: 'tools/call', params: {name: 'slow'}}, CallToolResultSchema, {onresumptiontoken: (token) => void tokens.push(token)})
+  await first.client.request({method: 'tools/call', params: {name: 'slow'}}, CallToolResultSchema, {
+    onresumptiontoken: (token) => void tokens.push(token),
+  })
   const sessionId = second.transport.sessionId!
   await first.client.close()
   await second.client.close()
@@ -155,7 +198,13 @@ async function twoSessions(server: TestServer): Promise<{foreign: string; sessio
 /** A memory log whose events vanish between the SDK's two look-ups of a `Last-Event-ID`, once armed. */
 class VanishingLog extends MemoryEventLog {
   armed = false
-  override async after(stream: number, seq: number, now: number, bounds: EventBounds, withEvents: boolean): Promise<Lookup> {
+  override async after(
+    stream: number,
+    seq: number,
+    now: number,
+    bounds: EventBounds,
+    withEvents: boolean,
+  ): Promise<Lookup> {
     const found = await super.after(stream, seq, now, bounds, withEvents)
     if (this.armed && !withEvents) await this.clear()
     return found
@@ -173,12 +222,16 @@ describe.each(flavours)('what %s answers to a Last-Event-ID', (flavour) => {
     return server
   }
 
-  it("of another session: ResumableEventStore refuses it with 400 (the SDK's \"Invalid event ID format\")", async () => {
+  it('of another session: ResumableEventStore refuses it with 400 (the SDK\'s "Invalid event ID format")', async () => {
     const server = await serve(parts(flavour))
     const {foreign, sessionId} = await twoSessions(server)
     const {status, body} = await resumeRaw(server.url, sessionId, foreign)
     expect(status).toBe(400)
-    expect(JSON.parse(body)).toEqual({jsonrpc: '2.0', id: null, error: {code: -32000, message: 'Invalid event ID format'}})
+    expect(JSON.parse(body)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {code: -32000, message: 'Invalid event ID format'},
+    })
     expect(server.session(sessionId).store!.metrics).toMatchObject({refusedEventIds: 1, streamResumptions: 0})
   })
 
@@ -193,13 +246,23 @@ describe.each(flavours)('what %s answers to a Last-Event-ID', (flavour) => {
     const server = await serve(parts(flavour, {storeOptions: () => ({log})}))
     const first = await connectPeer('sdk', server.url)
     const tokens: string[] = []
-      await first.client.request({method: 'tools/call', params: {name: 'slow'}}, CallToolResultSchema, {onresumptiontoken: (token) => void tokens.push(token)})
+    await first.client.request({method: 'tools/call', params: {name: 'slow'}}, CallToolResultSchema, {
+      onresumptiontoken: (token) => void tokens.push(token),
+    })
     const sessionId = first.transport.sessionId!
     await first.client.close()
     log.armed = true
     const {status, body} = await resumeRaw(server.url, sessionId, tokens[0]!)
     expect(status).toBe(500)
-    expect(JSON.parse(body)).toEqual({jsonrpc: '2.0', id: null, error: {code: -32000, message: 'Error replaying events'}})
-    expect(server.session(sessionId).store!.metrics).toMatchObject({refusedEventIds: 1, streamResumptions: 0, replayedEvents: 0})
+    expect(JSON.parse(body)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {code: -32000, message: 'Error replaying events'},
+    })
+    expect(server.session(sessionId).store!.metrics).toMatchObject({
+      refusedEventIds: 1,
+      streamResumptions: 0,
+      replayedEvents: 0,
+    })
   })
 })

@@ -14,7 +14,15 @@ const expected = {reemitted: 1, result: true, refused: 400}
 
 describe('the server half outside Node', () => {
   it('bundles for the browser platform, ./server and ./server/redis, without a Node built-in', async () => {
-    const result = await build({entryPoints: ['src/server.ts', 'src/server/redis.ts'], bundle: true, platform: 'browser', format: 'esm', write: false, outdir: 'out', logLevel: 'silent'})
+    const result = await build({
+      entryPoints: ['src/server.ts', 'src/server/redis.ts'],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      outdir: 'out',
+      logLevel: 'silent',
+    })
     expect(result.errors).toEqual([])
     expect(result.outputFiles.map((file) => file.text).join('\n')).not.toMatch(/from ["']node:/)
   })

@@ -35,10 +35,19 @@ function freePort(): Promise<number> {
 /** server-everything's own binary, `streamableHttp`, on a free port of 127.0.0.1. */
 async function startShipped(): Promise<number> {
   const port = await freePort()
-  const child: ChildProcess = spawn(process.execPath, ['--import', './test/fixtures/listen-local.mjs', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'streamableHttp'], {
-    env: {...process.env, PORT: String(port)},
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      '--import',
+      './test/fixtures/listen-local.mjs',
+      'node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+      'streamableHttp',
+    ],
+    {
+      env: {...process.env, PORT: String(port)},
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
   cleanups.push(async () => {
     const exited = new Promise((resolve) => child.once('exit', resolve))
     child.kill('SIGKILL')
@@ -94,7 +103,10 @@ async function sampleAcrossACut({proxy, peer, seen}: {proxy: TcpProxy; peer: Pee
     await until(() => seen.some((entry) => entry.lastEventId !== undefined && entry.status === 200))
     return {model: 'm', role: 'assistant', content: {type: 'text', text: `answer ${peer.handled.sampling}`}}
   })
-  const cut = proxy.cutNext({request: (chunk) => chunk.includes('"tools/call"'), at: afterEventWith('sampling/createMessage')})
+  const cut = proxy.cutNext({
+    request: (chunk) => chunk.includes('"tools/call"'),
+    at: afterEventWith('sampling/createMessage'),
+  })
   const call = callTool(peer, 'trigger-sampling-request', {arguments: {prompt: 'a question', maxTokens: 10}})
   await cut
   await Promise.race([call.settled, pause(nothingComesMs)])
@@ -128,7 +140,10 @@ describe.each(['ours', 'sdk'] as Kind[])('server-everything with the %s transpor
     await Promise.all([echo.settled, sum.settled])
     expect([echo.text, sum.text]).toEqual(['Echo: hello', 'The sum of 2 and 3 is 5.'])
     // A long operation cut after its second step: resumed, every step once.
-    const cut = proxy.cutNext({request: (chunk) => chunk.includes('trigger-long-running-operation'), at: afterEventWith('"progress":2')})
+    const cut = proxy.cutNext({
+      request: (chunk) => chunk.includes('trigger-long-running-operation'),
+      at: afterEventWith('"progress":2'),
+    })
     const long = callTool(peer, 'trigger-long-running-operation', {arguments: {duration: 0.4, steps: 4}})
     await cut
     await long.settled

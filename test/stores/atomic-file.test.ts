@@ -53,19 +53,26 @@ describe('replaceFile', () => {
 
   test.each([
     ['the flush to disk', 'flush', Object.assign(new Error('EIO: i/o error, fdatasync'), {code: 'EIO'})],
-    ['the rename', 'rename', Object.assign(new Error('EXDEV: cross-device link not permitted, rename'), {code: 'EXDEV'})],
-  ] as const)('a failure of %s rejects with it and leaves the file as it was, no temporary file and no file open', async (_, step, failure) => {
-    await writeFile(file, 'as it was')
-    const before = openFiles()
-    for (let i = 0; i < 20; i++) {
-      failures[step] = failure
-      await expect(replaceFile(file, 'new')).rejects.toBe(failure)
-    }
-    expect(await readFile(file, 'utf8')).toBe('as it was')
-    expect(await readdir(dir)).toEqual(['store.json'])
-    expect(openFiles()).toBeLessThan(before + 10)
-    failures[step] = undefined
-    await replaceFile(file, 'new')
-    expect(existsSync(file) && (await readFile(file, 'utf8'))).toBe('new')
-  })
+    [
+      'the rename',
+      'rename',
+      Object.assign(new Error('EXDEV: cross-device link not permitted, rename'), {code: 'EXDEV'}),
+    ],
+  ] as const)(
+    'a failure of %s rejects with it and leaves the file as it was, no temporary file and no file open',
+    async (_, step, failure) => {
+      await writeFile(file, 'as it was')
+      const before = openFiles()
+      for (let i = 0; i < 20; i++) {
+        failures[step] = failure
+        await expect(replaceFile(file, 'new')).rejects.toBe(failure)
+      }
+      expect(await readFile(file, 'utf8')).toBe('as it was')
+      expect(await readdir(dir)).toEqual(['store.json'])
+      expect(openFiles()).toBeLessThan(before + 10)
+      failures[step] = undefined
+      await replaceFile(file, 'new')
+      expect(existsSync(file) && (await readFile(file, 'utf8'))).toBe('new')
+    },
+  )
 })

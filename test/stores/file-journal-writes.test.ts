@@ -167,6 +167,8 @@ describe('FileStore: what the journal and the file are reported for', () => {
     writeFileSync(journal, `${line}\n[["b",2]]\n`)
     const errors: Error[] = []
     expect(await new FileStore(file, {onError: (error) => errors.push(error)}).list('')).toEqual(['a', 'b'])
-    expect(errors.map((error) => error.message)).toEqual([`FileStore: ${journal} holds a line that is not a list of changes; it is skipped`])
+    expect(errors.map((error) => error.message)).toEqual([
+      `FileStore: ${journal} holds a line that is not a list of changes; it is skipped`,
+    ])
   })
 })

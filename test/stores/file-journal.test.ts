@@ -12,7 +12,11 @@ import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
 import {FileStore} from '../../src/node.ts'
 
 /** An I/O error as Node gives it, for the faults below. */
-const fault = vi.hoisted(() => (path: unknown, syscall: string): Error => Object.assign(new Error(`EIO: i/o error, ${syscall} '${String(path)}'`), {code: 'EIO', syscall}))
+const fault = vi.hoisted(
+  () =>
+    (path: unknown, syscall: string): Error =>
+      Object.assign(new Error(`EIO: i/o error, ${syscall} '${String(path)}'`), {code: 'EIO', syscall}),
+)
 
 // The snapshot's identity as stat tells it: `replaced` makes it change at each of the next stats of `path`;
 // `failed` makes the next stat of `path` fail. `reads` counts the reads of `path`; `open` fails the next opening of
@@ -99,7 +103,7 @@ async function foldedByAnother(entries: object): Promise<void> {
 /** A value large enough that writing it folds the journal into a new snapshot (past 64 KiB). */
 const large = 'x'.repeat(70 * 1024)
 
-describe("the snapshot and the journal as another process leaves them", () => {
+describe('the snapshot and the journal as another process leaves them', () => {
   it('a key another process folded into the file since this instance last wrote is kept when this instance folds', async () => {
     const store = await wrote({a: 1})
     await foldedByAnother({a: 1, theirs: 2})
@@ -161,7 +165,9 @@ describe("the snapshot and the journal as another process leaves them", () => {
     const store = new FileStore(file, {onError: (error) => errors.push(error)})
     Object.assign(statFaults, {path: file, failed: true})
     expect(await store.get('a')).toBeUndefined()
-    expect(errors.map(({message, cause}) => [message, (cause as {code?: unknown}).code])).toEqual([[`FileStore: cannot read ${file}`, 'EIO']])
+    expect(errors.map(({message, cause}) => [message, (cause as {code?: unknown}).code])).toEqual([
+      [`FileStore: cannot read ${file}`, 'EIO'],
+    ])
     expect(await store.get('a')).toBe(1)
   })
 
@@ -225,22 +231,25 @@ describe('a damaged snapshot', () => {
     ['a JSON array', '[1, 2]', 'does not hold a JSON object', undefined],
     ['JSON null', 'null', 'does not hold a JSON object', undefined],
     ['a JSON number', '7', 'does not hold a JSON object', undefined],
-  ])('%s is read as empty until the next write, which replaces it: each says so once, with the cause', async (_name, text, what, cause) => {
-    await writeFile(file, text)
-    const errors: Error[] = []
-    const store = new FileStore(file, {onError: (error) => errors.push(error)})
-    expect(await store.list('')).toEqual([])
-    await store.set('a', 1)
-    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({a: 1})
-    expect(errors.map(({message}) => message)).toEqual([
-      `FileStore: ${file} ${what}; it is read as empty until the next write replaces it`,
-      `FileStore: ${file} ${what}; it is being replaced`,
-    ])
-    for (const error of errors) {
-      if (cause === undefined) expect(error.cause).toBeUndefined()
-      else expect(error.cause).toBeInstanceOf(cause)
-    }
-  })
+  ])(
+    '%s is read as empty until the next write, which replaces it: each says so once, with the cause',
+    async (_name, text, what, cause) => {
+      await writeFile(file, text)
+      const errors: Error[] = []
+      const store = new FileStore(file, {onError: (error) => errors.push(error)})
+      expect(await store.list('')).toEqual([])
+      await store.set('a', 1)
+      expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({a: 1})
+      expect(errors.map(({message}) => message)).toEqual([
+        `FileStore: ${file} ${what}; it is read as empty until the next write replaces it`,
+        `FileStore: ${file} ${what}; it is being replaced`,
+      ])
+      for (const error of errors) {
+        if (cause === undefined) expect(error.cause).toBeUndefined()
+        else expect(error.cause).toBeInstanceOf(cause)
+      }
+    },
+  )
 })
 
 describe('a damaged journal line', () => {
@@ -258,7 +267,9 @@ describe('a damaged journal line', () => {
     const errors: Error[] = []
     const store = new FileStore(file, {onError: (error) => errors.push(error)})
     expect((await store.list('')).sort()).toEqual(['b', 'before', 'c'])
-    expect(errors.map(({message}) => message)).toEqual([`FileStore: ${file}.journal holds a line that is not a list of changes; it is skipped`])
+    expect(errors.map(({message}) => message)).toEqual([
+      `FileStore: ${file}.journal holds a line that is not a list of changes; it is skipped`,
+    ])
   })
 
   it('a line of a deletion and a setting, both well formed, applies both', async () => {

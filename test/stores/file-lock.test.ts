@@ -89,7 +89,13 @@ beforeAll(async () => {
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'file-lock-'))
   path = join(dir, 'store.json.lock')
-  Object.assign(hooks, {onLockStat: undefined, lockStats: 0, onTempStat: undefined, onLockUnlink: undefined, noHardLinks: false})
+  Object.assign(hooks, {
+    onLockStat: undefined,
+    lockStats: 0,
+    onTempStat: undefined,
+    onLockUnlink: undefined,
+    noHardLinks: false,
+  })
   Object.assign(hooks, {openError: undefined, writeError: undefined, syncReads: [], bytes: undefined})
 })
 
@@ -106,7 +112,10 @@ interface Stepped {
 }
 
 /** A FileLock on `path` whose pauses run `onPause` (with the pause's number) instead of waiting. */
-function stepped(onPause?: (n: number) => Promise<void>, {staleMs = 2000, signal}: {staleMs?: number; signal?: AbortSignal} = {}): Stepped {
+function stepped(
+  onPause?: (n: number) => Promise<void>,
+  {staleMs = 2000, signal}: {staleMs?: number; signal?: AbortSignal} = {},
+): Stepped {
   const pauses: number[] = []
   const errors: Error[] = []
   const pause = async (ms: number) => {
@@ -127,7 +136,8 @@ async function setAge(at: string, ageMs: number): Promise<void> {
   await utimes(at, seconds, seconds)
 }
 
-const tokenIn = async (at = path): Promise<unknown> => (JSON.parse(await readFile(at, 'utf8')) as {token?: unknown}).token
+const tokenIn = async (at = path): Promise<unknown> =>
+  (JSON.parse(await readFile(at, 'utf8')) as {token?: unknown}).token
 
 /** The lock drafts next to `path` (`store.json.lock.<pid>.<hex>.tmp`). */
 async function drafts(): Promise<string[]> {
@@ -241,7 +251,10 @@ describe('FileLock: whether a lock found is broken at once or waited for', () =>
   test.each([
     ['of another user (kill says EPERM)', Object.assign(new Error('kill EPERM'), {code: 'EPERM'})],
     // What Deno's process.kill throws without --allow-run: NotCapable, with no code.
-    ['the system will not tell of (kill throws an error without a code)', Object.assign(new Error('Requires run access'), {name: 'NotCapable'})],
+    [
+      'the system will not tell of (kill throws an error without a code)',
+      Object.assign(new Error('Requires run access'), {name: 'NotCapable'}),
+    ],
   ])('an owner process %s may be alive: its lock is waited for, never broken', async (_, refusal) => {
     await lockLeft({pid: deadPid, host, token: 'found'})
     vi.spyOn(process, 'kill').mockImplementation(() => {
@@ -268,9 +281,17 @@ describe('FileLock: a lock that changes while it is judged', () => {
 
   test.each([
     // Stale by its age (its owner was suspended), then refreshed as its owner wakes: now young, waited for.
-    ['refreshed by its owner between the two looks (same file, new mtime): it is left, judged again and waited for', {2: () => setAge(path, 0)}, 'holder'],
+    [
+      'refreshed by its owner between the two looks (same file, new mtime): it is left, judged again and waited for',
+      {2: () => setAge(path, 0)},
+      'holder',
+    ],
     // A new file within the same mtime tick (coarse clocks), then kept young by its writer.
-    ['replaced by another writer between the two looks (new file, same mtime): it is left, judged again and waited for', {2: replaced, 3: () => setAge(path, 0)}, 'newcomer'],
+    [
+      'replaced by another writer between the two looks (new file, same mtime): it is left, judged again and waited for',
+      {2: replaced, 3: () => setAge(path, 0)},
+      'newcomer',
+    ],
     ['removed by its owner between the two looks: taken at once, without a pause', {2: () => unlink(path)}, undefined],
     ['removed by its owner before the first look: taken at once, without a pause', {1: () => unlink(path)}, undefined],
   ] as const)('%s', async (_, actions: {[n: number]: () => Promise<void>}, waitedFor) => {
@@ -307,7 +328,9 @@ describe('FileLock: a lock that changes while it is judged', () => {
 describe('FileLock: what fails an acquire', () => {
   test('a lock that cannot be read (a directory in its place) fails it with that error', async () => {
     await mkdir(path)
-    await expect(stepped(undefined, {signal: AbortSignal.timeout(2000)}).lock.acquire()).rejects.toMatchObject({code: 'EISDIR'})
+    await expect(stepped(undefined, {signal: AbortSignal.timeout(2000)}).lock.acquire()).rejects.toMatchObject({
+      code: 'EISDIR',
+    })
   })
 
   test('its draft removed while it waits (swept by another writer) fails it with ENOENT', async () => {
@@ -380,7 +403,9 @@ describe('FileLock: release', () => {
     await unlink(path)
     await mkdir(path)
     await unreadable.release()
-    expect(errors.map((error) => [error.message, errorCode(error.cause)])).toEqual([[`FileStore: cannot remove the lock ${path}`, 'EISDIR']])
+    expect(errors.map((error) => [error.message, errorCode(error.cause)])).toEqual([
+      [`FileStore: cannot remove the lock ${path}`, 'EISDIR'],
+    ])
   })
 })
 
@@ -392,7 +417,9 @@ describe('FileLock: at process exit', () => {
     const before = process.listeners('exit')
     const paths = ['a', 'b', 'c'].map((name) => join(dir, `${name}.lock`))
     const onError = () => {}
-    const locks = paths.map((at) => new fresh.FileLock(at, {staleMs: 2000, pause: async () => {}, signal: undefined, onError}))
+    const locks = paths.map(
+      (at) => new fresh.FileLock(at, {staleMs: 2000, pause: async () => {}, signal: undefined, onError}),
+    )
     const held: Lock[] = []
     for (const lock of locks) held.push(await lock.acquire())
     await held[2]!.release()
@@ -413,7 +440,7 @@ describe('FileLock: at process exit', () => {
   })
 })
 
-describe('FileLock: at the global unload event (Deno.exit fires it, not the process\'s exit)', () => {
+describe("FileLock: at the global unload event (Deno.exit fires it, not the process's exit)", () => {
   test('the locks still held are removed once, whichever of unload and exit comes first', async () => {
     // Node has no global addEventListener: give this realm Deno's, an EventTarget, before a fresh module takes a lock.
     const target = new EventTarget()
@@ -423,17 +450,24 @@ describe('FileLock: at the global unload event (Deno.exit fires it, not the proc
     try {
       vi.resetModules()
       const fresh = await import('../../src/persistence/file-lock.ts')
-      const lock = new fresh.FileLock(path, {staleMs: 2000, pause: async () => {}, signal: undefined, onError: () => {}})
+      const lock = new fresh.FileLock(path, {
+        staleMs: 2000,
+        pause: async () => {},
+        signal: undefined,
+        onError: () => {},
+      })
       await lock.acquire()
       hooks.syncReads = []
       target.dispatchEvent(new Event('unload'))
       await expect(stat(path)).rejects.toMatchObject({code: 'ENOENT'})
       // The process's exit after it finds nothing left: the one read was unload's.
-      for (const listener of process.listeners('exit').filter((listener) => !before.includes(listener))) (listener as () => void)()
+      for (const listener of process.listeners('exit').filter((listener) => !before.includes(listener)))
+        (listener as () => void)()
       expect(hooks.syncReads).toEqual([path])
     } finally {
       delete global.addEventListener
-      for (const listener of process.listeners('exit').filter((listener) => !before.includes(listener))) process.off('exit', listener)
+      for (const listener of process.listeners('exit').filter((listener) => !before.includes(listener)))
+        process.off('exit', listener)
     }
   })
 })

@@ -20,7 +20,19 @@ beforeAll(async () => {
   await mkdir('.test-build', {recursive: true})
   directory = await mkdtemp(join('.test-build', 'crash-'))
   // The child runs plain JavaScript: a build of src/ of its own, not whatever dist/ holds.
-  await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(directory, 'dist'), '--declaration', 'false', '--declarationMap', 'false', '--sourceMap', 'false'])
+  await promisify(execFile)('npx', [
+    'tsc',
+    '-p',
+    'tsconfig.build.json',
+    '--outDir',
+    join(directory, 'dist'),
+    '--declaration',
+    'false',
+    '--declarationMap',
+    'false',
+    '--sourceMap',
+    'false',
+  ])
 }, 120_000)
 
 afterAll(async () => {
@@ -31,7 +43,18 @@ afterAll(async () => {
 
 /** Starts a client process; resolves each printed line to `onLine` until it returns true. */
 function runClient(url: string, phase: 'call' | 'resume', onLine: (line: JsonLine) => boolean): Promise<JsonLine> {
-  const {child, line} = runJsonLines([process.execPath, 'test/fixtures/restart-client.mjs', absolute(directory, 'dist'), url, join(directory, 'store.json'), phase], `client (${phase})`, onLine)
+  const {child, line} = runJsonLines(
+    [
+      process.execPath,
+      'test/fixtures/restart-client.mjs',
+      absolute(directory, 'dist'),
+      url,
+      join(directory, 'store.json'),
+      phase,
+    ],
+    `client (${phase})`,
+    onLine,
+  )
   children.push(child)
   return line
 }

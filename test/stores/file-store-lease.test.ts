@@ -100,7 +100,10 @@ describe('FileStore leases: the records under a lease name', () => {
     expect(await store.get('shared')).toBeUndefined()
     await lease!.release()
     expect(await store.get('shared')).toBeUndefined()
-    const refused = await store.set('record', 1, {lease: 'shared', token: lease!.token}).then(() => undefined, (error: unknown) => error)
+    const refused = await store.set('record', 1, {lease: 'shared', token: lease!.token}).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
     expect(isLeaseLost(refused)).toBe(true)
   })
 

@@ -16,7 +16,8 @@ vi.mock('node:os', async (importOriginal) => {
     ...actual,
     hostname: () => {
       // What Deno's os.hostname() throws without --allow-sys=hostname: NotCapable, with no code.
-      if (system.hostnameRefused) throw Object.assign(new Error('Requires sys access to "hostname"'), {name: 'NotCapable'})
+      if (system.hostnameRefused)
+        throw Object.assign(new Error('Requires sys access to "hostname"'), {name: 'NotCapable'})
       return actual.hostname()
     },
   }
@@ -34,7 +35,8 @@ afterEach(async () => {
 })
 
 const freshFileStore = async () => (await import('../../src/node.ts')).FileStore
-const deadPid = (): number => Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString())
+const deadPid = (): number =>
+  Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString())
 
 describe('FileStore without a host name (os.hostname() throws)', () => {
   it('stores, reads, lists and leases as usual, naming no host in its lease', async () => {

@@ -21,7 +21,9 @@ vi.mock('node:timers/promises', async (importOriginal) => {
       sleeps.push(Number(args[0]))
       if (!endless.on) return actual.setTimeout(...args)
       const signal = args[2]?.signal
-      return new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new DOMException('The operation was aborted', 'AbortError'))))
+      return new Promise((_, reject) =>
+        signal?.addEventListener('abort', () => reject(new DOMException('The operation was aborted', 'AbortError'))),
+      )
     },
   }
 })
@@ -71,10 +73,34 @@ describe('FileStore: waiting for the lock', () => {
   })
 
   test.each([
-    ['with staleLockMs 1000, a lock draft 500 ms old (a writer waiting, its draft kept young): it steps aside once', 1000, 'store.json.lock.4242.0123456789ab.tmp', 500, [20]],
-    ['with staleLockMs 1000, a lock draft 501 ms old (abandoned: a waiting writer keeps its draft younger): it never steps aside', 1000, 'store.json.lock.4242.0123456789ab.tmp', 501, []],
-    ['with staleLockMs 1000, a data file being written (no writer waits on it): it never steps aside', 1000, 'store.json.4242.0123456789ab.tmp', 0, []],
-    ['with staleLockMs 100 (it looks every 25 ms), a fresh lock draft: it steps aside once', 100, 'store.json.lock.4242.0123456789ab.tmp', 0, [20]],
+    [
+      'with staleLockMs 1000, a lock draft 500 ms old (a writer waiting, its draft kept young): it steps aside once',
+      1000,
+      'store.json.lock.4242.0123456789ab.tmp',
+      500,
+      [20],
+    ],
+    [
+      'with staleLockMs 1000, a lock draft 501 ms old (abandoned: a waiting writer keeps its draft younger): it never steps aside',
+      1000,
+      'store.json.lock.4242.0123456789ab.tmp',
+      501,
+      [],
+    ],
+    [
+      'with staleLockMs 1000, a data file being written (no writer waits on it): it never steps aside',
+      1000,
+      'store.json.4242.0123456789ab.tmp',
+      0,
+      [],
+    ],
+    [
+      'with staleLockMs 100 (it looks every 25 ms), a fresh lock draft: it steps aside once',
+      100,
+      'store.json.lock.4242.0123456789ab.tmp',
+      0,
+      [20],
+    ],
   ])('a writer keeping the lock, %s', async (_, staleLockMs, name, ageMs, expected) => {
     // It looks for waiting writers every 50 ms, or a quarter of staleLockMs if sooner: at T0.
     vi.useFakeTimers({toFake: ['Date'], now: T0 - Math.min(50, staleLockMs / 4)})
@@ -124,7 +150,11 @@ describe('FileStore: a lock kept across back-to-back writes (staleLockMs 1000)',
     await store.set('b', 2)
     const after = {token: lockToken(), mtimeMs: Math.round(statSync(`${file}.lock`).mtimeMs)}
     if (expected === 'taken again') expect(after.token).not.toBe(before.token)
-    else expect(after).toEqual({token: before.token, mtimeMs: expected === 'touched' ? T0 + ms : Math.round(before.mtimeMs)})
+    else
+      expect(after).toEqual({
+        token: before.token,
+        mtimeMs: expected === 'touched' ? T0 + ms : Math.round(before.mtimeMs),
+      })
   })
 
   test('looks for waiting writers every 50 ms from its last look, however often it writes', async () => {
@@ -165,8 +195,13 @@ describe('FileStore: the sweep of abandoned temporary files (staleLockMs 1000)',
   test('is made by the first write of each store: one exactly staleLockMs old stays, one older goes; one left since stays until another store writes', async () => {
     vi.useFakeTimers({toFake: ['Date'], now: T0})
     await mkdir(dir, {recursive: true})
-    const [exactly, older, later] = ['4242', '4243', '4244'].map((pid) => join(dir, `store.json.${pid}.0123456789ab.tmp`)) as [string, string, string]
-    for (const [path, ageMs] of [[exactly, 1000], [older, 1001]] as const) {
+    const [exactly, older, later] = ['4242', '4243', '4244'].map((pid) =>
+      join(dir, `store.json.${pid}.0123456789ab.tmp`),
+    ) as [string, string, string]
+    for (const [path, ageMs] of [
+      [exactly, 1000],
+      [older, 1001],
+    ] as const) {
       writeFileSync(path, '')
       utimesSync(path, (T0 - ageMs) / 1000, (T0 - ageMs) / 1000)
     }
@@ -192,18 +227,24 @@ describe('FileStore: its signal', () => {
     const write = new FileStore(file, {signal: controller.signal}).set('a', 1)
     await vi.waitFor(() => expect(sleeps).toHaveLength(1))
     controller.abort(new Error('shutting down'))
-    const tooLate = new Promise((_, reject) => setTimeout(() => reject(new Error('the pause went on after the abort')), 1000))
+    const tooLate = new Promise((_, reject) =>
+      setTimeout(() => reject(new Error('the pause went on after the abort')), 1000),
+    )
     await expect(Promise.race([write, tooLate])).rejects.toThrow('shutting down')
   })
 })
 
 describe('FileStore: bad input and unreadable files', () => {
   test('a path that is no string is a TypeError naming the option', () => {
-    expect(() => new FileStore(5 as unknown as string)).toThrow(new TypeError('FileStore: path must be a non-empty string'))
+    expect(() => new FileStore(5 as unknown as string)).toThrow(
+      new TypeError('FileStore: path must be a non-empty string'),
+    )
   })
 
   test('a value that is not JSON is a TypeError naming its key', async () => {
-    await expect(new FileStore(file).set('cursor', undefined as unknown as number)).rejects.toThrow(new TypeError('FileStore: the value of cursor is not JSON'))
+    await expect(new FileStore(file).set('cursor', undefined as unknown as number)).rejects.toThrow(
+      new TypeError('FileStore: the value of cursor is not JSON'),
+    )
   })
 
   test.each([
@@ -219,6 +260,8 @@ describe('FileStore: bad input and unreadable files', () => {
     await mkdir(file, {recursive: true})
     const errors: Error[] = []
     expect(await new FileStore(file, {onError: (error) => errors.push(error)}).list('')).toEqual([])
-    expect(errors.map((error) => [error.message, (error.cause as {code?: string}).code])).toEqual([[`FileStore: cannot read ${file}`, 'EISDIR']])
+    expect(errors.map((error) => [error.message, (error.cause as {code?: string}).code])).toEqual([
+      [`FileStore: cannot read ${file}`, 'EISDIR'],
+    ])
   })
 })

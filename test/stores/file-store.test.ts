@@ -13,7 +13,13 @@ import {expectSessionSurvivesRestart, expectStoreContract} from '../fixtures/sto
 
 // Counts file writes (one flush to disk each: a journal line, or a new file before its rename) and locks taken
 // (one link each), and records how old a lock is when taken, without changing what they do.
-const fsCalls = vi.hoisted(() => ({flushes: 0, bytes: 0, lockAgesMs: [] as number[], touched: [] as {path: string; at: number}[], noHardLinks: false}))
+const fsCalls = vi.hoisted(() => ({
+  flushes: 0,
+  bytes: 0,
+  lockAgesMs: [] as number[],
+  touched: [] as {path: string; at: number}[],
+  noHardLinks: false,
+}))
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs')>()
   return {
@@ -60,12 +66,22 @@ beforeAll(async () => {
     join(out, 'tsconfig.json'),
     JSON.stringify({
       extends: join(root, 'tsconfig.build.json'),
-      compilerOptions: {outDir: out, rootDir: join(root, 'src'), declaration: false, declarationMap: false, sourceMap: false},
+      compilerOptions: {
+        outDir: out,
+        rootDir: join(root, 'src'),
+        declaration: false,
+        declarationMap: false,
+        sourceMap: false,
+      },
       files: [join(root, 'src/node.ts')],
       include: [],
     }),
   )
-  await promisify(execFile)(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(out, 'tsconfig.json')])
+  await promisify(execFile)(process.execPath, [
+    join(root, 'node_modules/typescript/bin/tsc'),
+    '-p',
+    join(out, 'tsconfig.json'),
+  ])
   entry = join(out, 'node.js')
 }, 60_000)
 
@@ -98,7 +114,9 @@ async function lockReleased(): Promise<void> {
  * `[key, value]` set and `[key]` deleted); a torn last line is left out.
  */
 async function onDisk(): Promise<{[key: string]: JsonValue}> {
-  const entries = new Map(Object.entries(existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as {[key: string]: JsonValue}) : {}))
+  const entries = new Map(
+    Object.entries(existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as {[key: string]: JsonValue}) : {}),
+  )
   const journal = await readFile(`${file}.journal`, 'utf8').catch(() => '')
   for (const line of journal.split('\n').slice(0, -1)) {
     for (const [key, ...value] of JSON.parse(line) as [string, JsonValue?][]) {
@@ -126,7 +144,9 @@ async function tornNow(): Promise<string[]> {
 
 /** Files left in the store's directory besides the file and its journal. */
 async function leftovers(): Promise<string[]> {
-  return (await readdir(join(dir, 'state'))).filter((name) => name !== 'resumption.json' && name !== 'resumption.json.journal')
+  return (await readdir(join(dir, 'state'))).filter(
+    (name) => name !== 'resumption.json' && name !== 'resumption.json.journal',
+  )
 }
 
 /** Whether `promise` settles within `withinMs` of real time while timers stand still (turns of the event loop go on). */
@@ -254,7 +274,10 @@ describe('FileStore: writes', () => {
     const store = new FileStore(file)
     // Callbacks queued together run in one turn, each followed by its own microtasks, as the data of many sockets
     // does. Immediates, not timers: timers of 0 ms made across a millisecond boundary (a loaded machine) run in two.
-    const fromCallbacks = Array.from({length: 10}, (_, i) => new Promise<void>((resolve) => setImmediate(() => resolve(store.set(`key-${i}`, i)))))
+    const fromCallbacks = Array.from(
+      {length: 10},
+      (_, i) => new Promise<void>((resolve) => setImmediate(() => resolve(store.set(`key-${i}`, i)))),
+    )
     await Promise.all(fromCallbacks)
     expect(fsCalls.flushes).toBe(1)
     expect(Object.keys(await onDisk())).toHaveLength(10)
@@ -266,7 +289,10 @@ describe('FileStore: writes', () => {
     // Twenty streams, each moving its cursor every 1 to 3 ms, for 150 ms.
     const timers = Array.from({length: 20}, (_, stream) => {
       let position = 0
-      return setInterval(() => writes.push(store.set(`stream-${stream}`, {lastEventId: String(position++)})), 1 + (stream % 3))
+      return setInterval(
+        () => writes.push(store.set(`stream-${stream}`, {lastEventId: String(position++)})),
+        1 + (stream % 3),
+      )
     })
     await sleep(150)
     for (const timer of timers) clearInterval(timer)
@@ -283,7 +309,10 @@ describe('FileStore: writes', () => {
       await store.set('a', 1)
       expect(await settlesUnaided(store.set('a', 2))).toBe(true)
       // Several keys: two sets, or a set and a lease taken.
-      for (const several of [() => [store.set('b', 1), store.set('c', 1)], () => [store.set('b', 2), store.acquire('owner', 60_000)]]) {
+      for (const several of [
+        () => [store.set('b', 1), store.set('c', 1)],
+        () => [store.set('b', 2), store.acquire('owner', 60_000)],
+      ]) {
         await Promise.all(several())
         const gathering = store.set('a', 3)
         expect(await settlesUnaided(gathering, 300)).toBe(false)
@@ -589,7 +618,11 @@ describe('FileStore: two processes', () => {
 
 describe('FileStore: the journal', () => {
   /** Bytes written per one-key write of `valueBytes`, with `keys` keys of that size in the file; checks the journal's bound after each. */
-  async function bytesPerWrite(keys: number, writes: number, valueBytes: number): Promise<{bytes: number; folds: number}> {
+  async function bytesPerWrite(
+    keys: number,
+    writes: number,
+    valueBytes: number,
+  ): Promise<{bytes: number; folds: number}> {
     const store = new FileStore(file)
     await Promise.all(Array.from({length: keys}, (_, i) => store.set(`key-${i}`, 'v'.repeat(valueBytes))))
     const before = fsCalls.bytes
@@ -614,7 +647,10 @@ describe('FileStore: the journal', () => {
     expect(many.folds).toBeGreaterThanOrEqual(2)
     // Rewriting the whole file per write would cost 200 KB a write here; the journal costs its line and, amortized,
     // at most as much again for the folds.
-    expect(many.bytes, `${few.bytes.toFixed(0)} B per write with 10 keys, ${many.bytes.toFixed(0)} B with 1,000`).toBeLessThanOrEqual(few.bytes * 2)
+    expect(
+      many.bytes,
+      `${few.bytes.toFixed(0)} B per write with 10 keys, ${many.bytes.toFixed(0)} B with 1,000`,
+    ).toBeLessThanOrEqual(few.bytes * 2)
     expect((await onDisk())[`key-${(499 * 7) % 200}`]).toBe(String(499).padStart(1000, 'w'))
   }, 60_000)
 
@@ -640,7 +676,9 @@ describe('FileStore: the journal', () => {
     const errors: Error[] = []
     const store = new FileStore(file, {onError: (error) => errors.push(error)})
     expect(await store.list('')).toEqual(['b', 'c'])
-    expect(errors.map((error) => error.message)).toEqual([expect.stringMatching(/resumption\.json\.journal holds a line that is not a list of changes/)])
+    expect(errors.map((error) => error.message)).toEqual([
+      expect.stringMatching(/resumption\.json\.journal holds a line that is not a list of changes/),
+    ])
     await store.set('d', 4)
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({b: 2, c: 3, d: 4})
     expect(existsSync(`${file}.journal`)).toBe(false)

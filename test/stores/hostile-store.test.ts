@@ -16,7 +16,11 @@ const bound = 1500
 const sessionKey = `mcp-resumable-http:${url}#session`
 
 /** `store` with `operation` never settling from call number `from` on (1-based), counting its calls. */
-function hanging(store: MemoryStore, operation: 'get' | 'set' | 'delete' | 'list', from = 1): ResumptionStore & {calls: number} {
+function hanging(
+  store: MemoryStore,
+  operation: 'get' | 'set' | 'delete' | 'list',
+  from = 1,
+): ResumptionStore & {calls: number} {
   const wrapped = {
     calls: 0,
     get: (key: string) => store.get(key),
@@ -46,9 +50,17 @@ describe('a store that never answers', () => {
     const {client, transport, events} = await within(connect({store, storeTimeoutMs}))
 
     expect(transport.sessionId).toBe('session-1')
-    expect(await within(client.callTool({name: 'echo', arguments: {text: 'hi'}}))).toMatchObject({content: [{type: 'text', text: 'echo: {"text":"hi"}'}]})
+    expect(await within(client.callTool({name: 'echo', arguments: {text: 'hi'}}))).toMatchObject({
+      content: [{type: 'text', text: 'echo: {"text":"hi"}'}],
+    })
     await within(client.close())
-    expect(eventsOf(events, 'store-error')).toEqual([{type: 'store-error', key: sessionKey, error: new Error(`The store did not answer within ${storeTimeoutMs} ms (storeTimeoutMs)`)}])
+    expect(eventsOf(events, 'store-error')).toEqual([
+      {
+        type: 'store-error',
+        key: sessionKey,
+        error: new Error(`The store did not answer within ${storeTimeoutMs} ms (storeTimeoutMs)`),
+      },
+    ])
     // Carrying on in memory: after the failure, the store is not called again.
     expect(store.calls).toBe(1)
     expect(mock.requests('POST', 'initialize')).toHaveLength(1)
@@ -58,7 +70,8 @@ describe('a store that never answers', () => {
     useMock()
     const store = hanging(new MemoryStore(), 'set')
     const {client, events} = await within(connect({store, storeTimeoutMs}))
-    for (let n = 0; n < 3; n++) await within(client.callTool({name: 'slow', arguments: {steps: 2}}, undefined, {onprogress: () => {}}))
+    for (let n = 0; n < 3; n++)
+      await within(client.callTool({name: 'slow', arguments: {steps: 2}}, undefined, {onprogress: () => {}}))
     await within(client.close())
 
     expect(eventsOf(events, 'store-error')).toHaveLength(1)
@@ -111,7 +124,8 @@ function recordingCalls(): {fetch: FetchLike; wireIds: unknown[]} {
   return {
     wireIds,
     fetch: async (input, init) => {
-      const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as {id?: unknown; method?: string}) : undefined
+      const body =
+        typeof init?.body === 'string' ? (JSON.parse(init.body) as {id?: unknown; method?: string}) : undefined
       if (body?.method === 'tools/call') wireIds.push(body.id)
       return fetch(input, init)
     },
@@ -126,23 +140,28 @@ describe('records that cannot be trusted', () => {
     ['requestIdsReserved 1e20', {requestIdsReserved: 1e20}],
     ['requestIdsReserved next to 2^53', {requestIdsReserved: Number.MAX_SAFE_INTEGER - 1}],
     ['a protocol version of 1,000 characters', {protocolVersion: 'v'.repeat(1000)}],
-  ])('%s: discarded with an event and deleted; a new session starts, and every request has its own wire ID', async (_what, patch) => {
-    useMock()
-    const store = new MemoryStore()
-    const first = await connect({store})
-    await first.client.close()
-    await store.set(sessionKey, {...((await store.get(sessionKey)) as {[key: string]: JsonValue}), ...patch})
-    const {fetch, wireIds} = recordingCalls()
-    const {client, transport, events, errors} = await connect({store, fetch})
-    for (let n = 0; n < 4; n++) await client.callTool({name: 'echo'})
+  ])(
+    '%s: discarded with an event and deleted; a new session starts, and every request has its own wire ID',
+    async (_what, patch) => {
+      useMock()
+      const store = new MemoryStore()
+      const first = await connect({store})
+      await first.client.close()
+      await store.set(sessionKey, {...((await store.get(sessionKey)) as {[key: string]: JsonValue}), ...patch})
+      const {fetch, wireIds} = recordingCalls()
+      const {client, transport, events, errors} = await connect({store, fetch})
+      for (let n = 0; n < 4; n++) await client.callTool({name: 'echo'})
 
-    expect(eventsOf(events, 'record-discarded')).toEqual([{type: 'record-discarded', key: sessionKey, reason: expect.any(String) as string}])
-    expect(transport.sessionId).toBe('session-2')
-    expect(new Set(wireIds).size).toBe(4)
-    expect(errors).toEqual([])
-    await client.close()
-    expect((await store.get(sessionKey)) as {sessionId: string}).toMatchObject({sessionId: 'session-2'})
-  })
+      expect(eventsOf(events, 'record-discarded')).toEqual([
+        {type: 'record-discarded', key: sessionKey, reason: expect.any(String) as string},
+      ])
+      expect(transport.sessionId).toBe('session-2')
+      expect(new Set(wireIds).size).toBe(4)
+      expect(errors).toEqual([])
+      await client.close()
+      expect((await store.get(sessionKey)) as {sessionId: string}).toMatchObject({sessionId: 'session-2'})
+    },
+  )
 
   it('a stored cursor longer than limits.maxEventIdBytes is discarded: never sent as Last-Event-ID', async () => {
     const mock = useMock()
@@ -154,7 +173,9 @@ describe('records that cannot be trusted', () => {
     await until(() => mock.requests('GET').length >= 2)
 
     expect(mock.requests('GET').map((entry) => entry.lastEventId)).toEqual([undefined, undefined])
-    expect(eventsOf(after.events, 'record-discarded')).toMatchObject([{key: `mcp-resumable-http:${url}#stream:standalone`}])
+    expect(eventsOf(after.events, 'record-discarded')).toMatchObject([
+      {key: `mcp-resumable-http:${url}#stream:standalone`},
+    ])
     await after.client.close()
     expect(await store.get(`mcp-resumable-http:${url}#stream:standalone`)).toBeUndefined()
   })

@@ -90,11 +90,18 @@ describe('IdbStore records', () => {
 
   it('lists the string keys that start with the prefix, and no other', async () => {
     const store = new IdbStore({databaseName: 'listing'})
-    for (const key of ['app#stream:1', 'app#stream:2', 'app#session', 'other#stream:1', 'x-app#stream:']) await store.set(key, 1)
+    for (const key of ['app#stream:1', 'app#stream:2', 'app#session', 'other#stream:1', 'x-app#stream:'])
+      await store.set(key, 1)
     // A key that is no string, written by other code into the same object store.
     await appSet(7, 'numeric', createStore('listing', 'resumption'))
     expect((await store.list('app#stream:')).sort()).toEqual(['app#stream:1', 'app#stream:2'])
-    expect((await store.list('')).sort()).toEqual(['app#session', 'app#stream:1', 'app#stream:2', 'other#stream:1', 'x-app#stream:'])
+    expect((await store.list('')).sort()).toEqual([
+      'app#session',
+      'app#stream:1',
+      'app#stream:2',
+      'other#stream:1',
+      'x-app#stream:',
+    ])
   })
 
   it('a delete fenced with the latest lease of its name removes the key', async () => {

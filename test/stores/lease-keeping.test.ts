@@ -26,10 +26,17 @@ afterEach(() => {
 })
 
 /** A transport on `store` that records its events; `start()` is left to the test. */
-function transportOn(store: ResumptionStore, options: ResumableHTTPClientTransportOptions = {}): {transport: ResumableHTTPClientTransport; events: TransportEvent[]; errors: Error[]} {
+function transportOn(
+  store: ResumptionStore,
+  options: ResumableHTTPClientTransportOptions = {},
+): {transport: ResumableHTTPClientTransport; events: TransportEvent[]; errors: Error[]} {
   const events: TransportEvent[] = []
   const errors: Error[] = []
-  const transport = new ResumableHTTPClientTransport(new URL(endpoint), {...options, store, onEvent: (event) => events.push(event)})
+  const transport = new ResumableHTTPClientTransport(new URL(endpoint), {
+    ...options,
+    store,
+    onEvent: (event) => events.push(event),
+  })
   transport.onerror = (error) => errors.push(error)
   return {transport, events, errors}
 }
@@ -70,12 +77,14 @@ describe('a lease and its refusal', () => {
     expect(isLeaseLost(value)).toBe(expected)
   })
 
-  it("a write fenced with a lease taken over since rejects with a LeaseLostError that names the lease and its token", async () => {
+  it('a write fenced with a lease taken over since rejects with a LeaseLostError that names the lease and its token', async () => {
     const store = new MemoryStore()
     const first = (await store.acquire('session-a', 10_000))!
     await first.release()
     await store.acquire('session-a', 10_000)
-    const refused: unknown = await store.set('record', 1, {lease: 'session-a', token: first.token}).catch((error: unknown) => error)
+    const refused: unknown = await store
+      .set('record', 1, {lease: 'session-a', token: first.token})
+      .catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(LeaseLostError)
     expect(refused).toMatchObject({
       name: 'LeaseLostError',
@@ -85,10 +94,15 @@ describe('a lease and its refusal', () => {
     })
   })
 
-  it.each([0, -1, 1.5, Number.NaN])('a lease TTL of %s is refused with a TypeError that says what it must be', async (ttlMs) => {
-    const store = new MemoryStore()
-    await expect(async () => store.acquire('l', ttlMs)).rejects.toThrow(new TypeError(`A lease TTL must be a positive integer of milliseconds, got ${String(ttlMs)}`))
-  })
+  it.each([0, -1, 1.5, Number.NaN])(
+    'a lease TTL of %s is refused with a TypeError that says what it must be',
+    async (ttlMs) => {
+      const store = new MemoryStore()
+      await expect(async () => store.acquire('l', ttlMs)).rejects.toThrow(
+        new TypeError(`A lease TTL must be a positive integer of milliseconds, got ${String(ttlMs)}`),
+      )
+    },
+  )
 
   it('a lease not renewed is held until its TTL is over, and free from that very millisecond on', async () => {
     vi.useFakeTimers({toFake: ['Date'], now: 1_000})
@@ -109,12 +123,14 @@ describe('the ownership options', () => {
     [{leaseTtlMs: 1.5}, 'options.leaseTtlMs must be a positive integer of milliseconds, got 1.5'],
     [{leaseTtlMs: -5}, 'options.leaseTtlMs must be a positive integer of milliseconds, got -5'],
   ])('%j is a TypeError that names the option and the value', (options, message) => {
-    expect(() => new ResumableHTTPClientTransport(new URL(endpoint), options as ResumableHTTPClientTransportOptions)).toThrow(new TypeError(message))
+    expect(
+      () => new ResumableHTTPClientTransport(new URL(endpoint), options as ResumableHTTPClientTransportOptions),
+    ).toThrow(new TypeError(message))
   })
 })
 
 describe('taking the lease', () => {
-  it("a second transport keeps its records in slot [1] of the store, under a lease of that slot", async () => {
+  it('a second transport keeps its records in slot [1] of the store, under a lease of that slot', async () => {
     const store = new MemoryStore()
     const first = transportOn(store)
     const second = transportOn(store)
@@ -142,7 +158,8 @@ describe('taking the lease', () => {
   it("with 'new-session', start() rejects aborted when every one of the 64 slots has a live owner, and waits for none", async () => {
     const store = new MemoryStore()
     const held: Lease[] = []
-    for (let slot = 0; slot < 64; slot++) held.push((await store.acquire(`${slot === 0 ? '' : `[${slot}]`}${namespace}#lease`, 60_000))!)
+    for (let slot = 0; slot < 64; slot++)
+      held.push((await store.acquire(`${slot === 0 ? '' : `[${slot}]`}${namespace}#lease`, 60_000))!)
     const {transport} = transportOn(store, {leaseTtlMs: 60_000})
     const outcome = await Promise.race([
       transport.start().then(
@@ -152,7 +169,9 @@ describe('taking the lease', () => {
       new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1000)),
     ])
     expect(isTransportError(outcome, 'aborted')).toBe(true)
-    expect((outcome as Error).message).toBe('Every one of the 64 sessions kept in the store for this server is owned by a live transport')
+    expect((outcome as Error).message).toBe(
+      'Every one of the 64 sessions kept in the store for this server is owned by a live transport',
+    )
     await transport.close()
     await Promise.all(held.map((lease) => lease.release()))
   })
@@ -238,7 +257,9 @@ describe('keeping the lease', () => {
     const reported = storeErrors(events)
     expect(reported).toHaveLength(1)
     expect(reported[0]!.key).toBe(`${namespace}#lease`)
-    expect((reported[0]!.error as Error).message).toBe(`The lease ${namespace}#lease was taken over by another owner: this transport's writes to it are refused`)
+    expect((reported[0]!.error as Error).message).toBe(
+      `The lease ${namespace}#lease was taken over by another owner: this transport's writes to it are refused`,
+    )
     await transport.close()
   })
 

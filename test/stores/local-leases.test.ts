@@ -26,7 +26,10 @@ describe('MemoryStore leases', () => {
     const first = await store.acquire('session', 1000)
     vi.setSystemTime(1_700_000_001_000)
     await store.acquire('session', 1000)
-    const refused = await store.set('record', 1, {lease: 'session', token: first!.token}).then(() => undefined, (error: unknown) => error)
+    const refused = await store.set('record', 1, {lease: 'session', token: first!.token}).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
     expect(refused).toMatchObject({code: 'lease-lost', lease: 'session'})
   })
 })

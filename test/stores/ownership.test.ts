@@ -13,7 +13,8 @@ function recordingFetch(posted: {sessionId: string | null; id: unknown}[]): Fetc
   return async (input, init) => {
     if (typeof init?.body === 'string') {
       const body = JSON.parse(init.body) as {id?: unknown; method?: unknown}
-      if (body.id !== undefined && body.method !== undefined) posted.push({sessionId: new Headers(init.headers).get('mcp-session-id'), id: body.id})
+      if (body.id !== undefined && body.method !== undefined)
+        posted.push({sessionId: new Headers(init.headers).get('mcp-session-id'), id: body.id})
     }
     return fetch(input, init)
   }
@@ -24,7 +25,9 @@ function renewalsLost(store: MemoryStore): MemoryStore {
   const acquire = store.acquire.bind(store)
   store.acquire = async (name, ttlMs) => {
     const lease = await acquire(name, ttlMs)
-    return lease === undefined ? undefined : {token: lease.token, renew: () => Promise.resolve(true), release: () => lease.release()}
+    return lease === undefined
+      ? undefined
+      : {token: lease.token, renew: () => Promise.resolve(true), release: () => lease.release()}
   }
   return store
 }
@@ -52,7 +55,9 @@ describe('one owner per session', () => {
     await second.client.callTool({name: 'echo'})
     // Each session keeps its own record: the second never overwrote the first's.
     const sessions = (await store.list('')).filter((key) => key.endsWith('#session'))
-    expect(await Promise.all(sessions.map(async (key) => ((await store.get(key)) as {sessionId: string}).sessionId))).toEqual(['session-1', 'session-2'])
+    expect(
+      await Promise.all(sessions.map(async (key) => ((await store.get(key)) as {sessionId: string}).sessionId)),
+    ).toEqual(['session-1', 'session-2'])
     await first.client.close()
     await second.client.close()
   })
@@ -81,7 +86,7 @@ describe('one owner per session', () => {
     await after.client.close()
   })
 
-  it("an owner whose renewals stopped keeps its session for its own leaseTtlMs: until its last millisecond another transport starts a session of its own, from then on it adopts that one", async () => {
+  it('an owner whose renewals stopped keeps its session for its own leaseTtlMs: until its last millisecond another transport starts a session of its own, from then on it adopts that one', async () => {
     useMock()
     const store = renewalsLost(new MemoryStore())
     // A fake clock for the leases only (MemoryStore reads Date): the network and the transports' timers run.

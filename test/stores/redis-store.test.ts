@@ -75,7 +75,10 @@ describe('RedisStore', () => {
 })
 
 /** `client` with every command it is sent recorded (its name, or `EVALSHA` and the digest's first letters). */
-function recorded(redisClient: RedisClient, fail?: (args: string[]) => {reason: unknown} | undefined): RedisCommander & {sent: string[]} {
+function recorded(
+  redisClient: RedisClient,
+  fail?: (args: string[]) => {reason: unknown} | undefined,
+): RedisCommander & {sent: string[]} {
   const sent: string[] = []
   return {
     sent,
@@ -99,35 +102,57 @@ describe('RedisStore and its client', () => {
 
   it.each([
     ['a prefix that is no string', {prefix: 7}, 'RedisStore: options.prefix must be a string'],
-    ['an idleTtlMs of 0', {idleTtlMs: 0}, 'RedisStore: options.idleTtlMs must be a positive integer of milliseconds, got 0'],
-    ['an idleTtlMs of 1.5', {idleTtlMs: 1.5}, 'RedisStore: options.idleTtlMs must be a positive integer of milliseconds, got 1.5'],
+    [
+      'an idleTtlMs of 0',
+      {idleTtlMs: 0},
+      'RedisStore: options.idleTtlMs must be a positive integer of milliseconds, got 0',
+    ],
+    [
+      'an idleTtlMs of 1.5',
+      {idleTtlMs: 1.5},
+      'RedisStore: options.idleTtlMs must be a positive integer of milliseconds, got 1.5',
+    ],
   ])('%s is a TypeError that says what it must be', (_name, options, message) => {
-    expect(() => new RedisStore({client: {sendCommand: () => Promise.resolve(null)}, ...options} as never)).toThrow(new TypeError(message))
+    expect(() => new RedisStore({client: {sendCommand: () => Promise.resolve(null)}, ...options} as never)).toThrow(
+      new TypeError(message),
+    )
   })
 
   it('a key that is no string, a value that is no JSON and a lease TTL out of range reject with a TypeError, and send nothing', async () => {
     const sent: unknown[] = []
     const store = new RedisStore({client: {sendCommand: (args) => (sent.push(args), Promise.resolve(null))}})
     await expect(store.get(7 as never)).rejects.toThrow(new TypeError('RedisStore: a key must be a string'))
-    await expect(store.set('k', undefined as never)).rejects.toThrow(new TypeError('RedisStore: the value of k is not JSON'))
-    await expect(store.acquire('l', 0)).rejects.toThrow(new TypeError('A lease TTL must be a positive integer of milliseconds, got 0'))
+    await expect(store.set('k', undefined as never)).rejects.toThrow(
+      new TypeError('RedisStore: the value of k is not JSON'),
+    )
+    await expect(store.acquire('l', 0)).rejects.toThrow(
+      new TypeError('A lease TTL must be a positive integer of milliseconds, got 0'),
+    )
     expect(sent).toEqual([])
   })
 
   it('a client that maps types (a GET answered with a Buffer) is refused with a TypeError that says so', async (context) => {
     requireRedis(context)
     const store = new RedisStore({
-      client: {sendCommand: async (args) => (args[0] === 'GET' ? Buffer.from(await client.sendCommand<string>(args)) : client.sendCommand(args))},
+      client: {
+        sendCommand: async (args) =>
+          args[0] === 'GET' ? Buffer.from(await client.sendCommand<string>(args)) : client.sendCommand(args),
+      },
       prefix: 'mapped:',
     })
     await store.set('k', 'v')
-    await expect(store.get('k')).rejects.toThrow(new TypeError('RedisStore: GET k did not answer a string: use a client without type mapping'))
+    await expect(store.get('k')).rejects.toThrow(
+      new TypeError('RedisStore: GET k did not answer a string: use a client without type mapping'),
+    )
   })
 
   it('lists from cursor 0, the start of a SCAN, to the cursor 0 that ends it', async (context) => {
     requireRedis(context)
     const scans: string[][] = []
-    const store = new RedisStore({client: {sendCommand: (args) => (args[0] === 'SCAN' && scans.push(args), client.sendCommand(args))}, prefix: 'scan:'})
+    const store = new RedisStore({
+      client: {sendCommand: (args) => (args[0] === 'SCAN' && scans.push(args), client.sendCommand(args))},
+      prefix: 'scan:',
+    })
     await store.set('k', 1)
     expect(await store.list('')).toEqual(['k'])
     expect(scans[0]).toEqual(['SCAN', '0', 'MATCH', 'scan:*', 'COUNT', '500'])
@@ -160,24 +185,27 @@ describe('RedisStore and its client', () => {
     ['an Error that is no NOSCRIPT', new Error("READONLY You can't write against a read only replica.")],
     ['a string', 'NOSCRIPT, as a string'],
     ['null', null],
-  ] as const)('a client whose run of a loaded script fails with %s rejects with it, and loads nothing again', async ([, reason], context) => {
-    requireRedis(context)
-    let armed = false
-    const commander = recorded(client, (args) => {
-      if (!armed || args[0] !== 'EVALSHA') return undefined
-      armed = false
-      return {reason}
-    })
-    const store = new RedisStore({client: commander, prefix: 'failing:'})
-    const lease = await store.acquire('l', 1000)
-    commander.sent.length = 0
-    armed = true
-    const outcome: unknown = await store.acquire('m', 1000).then(
-      () => 'acquired',
-      (error: unknown) => error,
-    )
-    expect(outcome).toBe(reason)
-    expect(commander.sent).toEqual(['EVALSHA'])
-    await lease!.release()
-  })
+  ] as const)(
+    'a client whose run of a loaded script fails with %s rejects with it, and loads nothing again',
+    async ([, reason], context) => {
+      requireRedis(context)
+      let armed = false
+      const commander = recorded(client, (args) => {
+        if (!armed || args[0] !== 'EVALSHA') return undefined
+        armed = false
+        return {reason}
+      })
+      const store = new RedisStore({client: commander, prefix: 'failing:'})
+      const lease = await store.acquire('l', 1000)
+      commander.sent.length = 0
+      armed = true
+      const outcome: unknown = await store.acquire('m', 1000).then(
+        () => 'acquired',
+        (error: unknown) => error,
+      )
+      expect(outcome).toBe(reason)
+      expect(commander.sent).toEqual(['EVALSHA'])
+      await lease!.release()
+    },
+  )
 })

@@ -7,7 +7,17 @@ import {describe, expect, it} from 'vitest'
 import {MemoryStore, type FetchLike, type JsonValue} from '../../src/index.ts'
 import {createMockMcpServer} from '../../src/testing/index.ts'
 import {connectTo} from '../fixtures/client.ts'
-import {connect, dieMidCall, eventsOf, interceptGets, network, storedSession, until, url, useMock} from '../fixtures/harness.ts'
+import {
+  connect,
+  dieMidCall,
+  eventsOf,
+  interceptGets,
+  network,
+  storedSession,
+  until,
+  url,
+  useMock,
+} from '../fixtures/harness.ts'
 import {codeOf} from '../fixtures/wire.ts'
 
 /** A fetch that records the JSON-RPC bodies it POSTs. */
@@ -43,9 +53,14 @@ describe('restart mid-call', () => {
     expect(missed).toHaveLength(5)
     // What the app needs to recognise its earlier call: the request as it sent it, its progress, its result.
     const call = {method: 'tools/call', name: 'slow', clientId: 1}
-    const progress = eventsOf(after.events, 'orphaned-notification').map((event) => [event.call, (event.message as {params?: {progress?: number}}).params?.progress])
+    const progress = eventsOf(after.events, 'orphaned-notification').map((event) => [
+      event.call,
+      (event.message as {params?: {progress?: number}}).params?.progress,
+    ])
     expect(progress).toEqual([3, 4, 5, 6].map((step) => [call, step]))
-    expect(eventsOf(after.events, 'unmatched-response')).toMatchObject([{call, message: {result: {content: [{text: 'done after 6 steps'}]}}}])
+    expect(eventsOf(after.events, 'unmatched-response')).toMatchObject([
+      {call, message: {result: {content: [{text: 'done after 6 steps'}]}}},
+    ])
     expect(after.errors).toEqual([])
     // The restarted Client counts from 0 again; on the wire its IDs continue past every ID used before.
     await after.client.callTool({name: 'echo'})
@@ -66,7 +81,10 @@ describe('restart mid-call', () => {
     expect(after.transport.initializeResult).toEqual(initializeResult)
     expect(after.transport.protocolVersion).toBe('2025-11-25')
     await after.client.callTool({name: 'echo'})
-    expect(mock.requests('POST', 'tools/call')[0]).toMatchObject({sessionId: 'session-1', protocolVersion: '2025-11-25'})
+    expect(mock.requests('POST', 'tools/call')[0]).toMatchObject({
+      sessionId: 'session-1',
+      protocolVersion: '2025-11-25',
+    })
     await after.client.close()
   })
 })
@@ -80,7 +98,9 @@ describe('restart with a lost cursor', () => {
     const before = await connect({
       store,
       fetch: (input, init) =>
-        typeof init?.body === 'string' && init.body.includes('"result"') ? Promise.reject(new TypeError('process died')) : fetch(input, init),
+        typeof init?.body === 'string' && init.body.includes('"result"')
+          ? Promise.reject(new TypeError('process died'))
+          : fetch(input, init),
     })
     let asked = 0
     before.client.setRequestHandler(CreateMessageRequestSchema, () =>
@@ -101,7 +121,9 @@ describe('restart with a lost cursor', () => {
     // Question 2 was kept unanswered: the new Client handles it once; its re-emission is a duplicate.
     expect(after.sampled).toEqual(['question 2'])
     expect(eventsOf(after.events, 'request-restored')).toEqual([{type: 'request-restored', requestId: 'srv-2'}])
-    expect(mock.answers.get('srv-1')).toEqual([expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'first answer'}})})])
+    expect(mock.answers.get('srv-1')).toEqual([
+      expect.objectContaining({result: expect.objectContaining({content: {type: 'text', text: 'first answer'}})}),
+    ])
     // The server may re-emit question 2 before the answer reaches it: the same answer may then go twice.
     const second = mock.answers.get('srv-2')!.map((answer) => JSON.stringify(answer))
     expect(new Set(second).size).toBe(1)
@@ -175,7 +197,9 @@ describe('the first request after re-attaching gets 404', () => {
     expect(codeOf(error)).toBe('session-expired')
     expect((error as Error).message).toMatch(/tools\/call was not sent again/)
     expect(gets).toEqual([{sessionId: 'gone-while-we-slept', lastEventId: undefined}])
-    expect(mock.requests('POST', 'tools/call')).toEqual([expect.objectContaining({sessionId: 'gone-while-we-slept', status: 404})])
+    expect(mock.requests('POST', 'tools/call')).toEqual([
+      expect.objectContaining({sessionId: 'gone-while-we-slept', status: 404}),
+    ])
     expect(transport.sessionId).toBeUndefined()
     expect(mock.executions).toEqual({})
     await client.close()
@@ -208,7 +232,9 @@ describe('one store, many servers and users', () => {
     expect(sessions).toEqual(['session-1', 'session-2', 'other-1', 'other-2'])
     for (const mock of Object.values(mocks)) {
       expect(mock.requests('POST', 'initialize')).toHaveLength(2)
-      expect(mock.requests('POST', 'tools/call').map((entry) => entry.sessionId)).toEqual(sessions.filter((id) => mock.sessions().some((session) => session.id === id)))
+      expect(mock.requests('POST', 'tools/call').map((entry) => entry.sessionId)).toEqual(
+        sessions.filter((id) => mock.sessions().some((session) => session.id === id)),
+      )
     }
   })
 })

@@ -18,11 +18,18 @@ type Record = {[key: string]: JsonValue}
 
 /** `store` with some of its methods replaced. */
 function over(store: ResumptionStore, methods: Partial<ResumptionStore>): ResumptionStore {
-  return {get: (key) => store.get(key), set: (key, value) => store.set(key, value), delete: (key) => store.delete(key), list: (listed) => store.list(listed), ...methods}
+  return {
+    get: (key) => store.get(key),
+    set: (key, value) => store.set(key, value),
+    delete: (key) => store.delete(key),
+    list: (listed) => store.list(listed),
+    ...methods,
+  }
 }
 
 /** `value()` after `ms`. */
-const later = <T>(ms: number, value: () => Promise<T>): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value()), ms))
+const later = <T>(ms: number, value: () => Promise<T>): Promise<T> =>
+  new Promise((resolve) => setTimeout(() => resolve(value()), ms))
 
 /** A fetch that records the numeric JSON-RPC request IDs it POSTs. */
 function recordingIds(): {fetch: FetchLike; ids: number[]} {
@@ -38,8 +45,13 @@ function recordingIds(): {fetch: FetchLike; ids: number[]} {
 }
 
 describe('a stored session record, field by field', () => {
-  const without = (name: string) => (record: Record): Record => Object.fromEntries(Object.entries(record).filter(([key]) => key !== name))
-  const patched = (patch: Record) => (record: Record): Record => ({...record, ...patch})
+  const without =
+    (name: string) =>
+    (record: Record): Record =>
+      Object.fromEntries(Object.entries(record).filter(([key]) => key !== name))
+  const patched =
+    (patch: Record) =>
+    (record: Record): Record => ({...record, ...patch})
   const notObject = 'a session record that is not an object'
   const badId = 'a session ID that is not 1 to 1024 visible ASCII characters'
   const badVersion = 'an invalid protocol version'
@@ -65,14 +77,17 @@ describe('a stored session record, field by field', () => {
     await store.set(sessionKey, change(session))
     const {client, transport, events} = await connect({store})
 
-    expect(eventsOf(events, 'record-discarded')).toEqual(reason === undefined ? [] : [{type: 'record-discarded', key: sessionKey, reason}])
+    expect(eventsOf(events, 'record-discarded')).toEqual(
+      reason === undefined ? [] : [{type: 'record-discarded', key: sessionKey, reason}],
+    )
     expect(transport.sessionId).toBe(reason === undefined ? 'session-1' : 'session-2')
     await client.close()
   })
 })
 
 describe('a stored stream record, field by field', () => {
-  const cursor = (length: number): string => `a cursor of ${length} characters, or no header value (limits.maxEventIdBytes)`
+  const cursor = (length: number): string =>
+    `a cursor of ${length} characters, or no header value (limits.maxEventIdBytes)`
   const invalid = (reason: string): string => `invalid record of stream standalone: ${reason}`
   const retry = invalid('a retry that is no whole number of milliseconds')
   const notCall = invalid('a call that is not one')
@@ -90,13 +105,33 @@ describe('a stored stream record, field by field', () => {
     ['retryMs 0', {sessionId: 'session-1', lastEventId: 'e1', retryMs: 0}, undefined],
     ['a call that is a string', {sessionId: 'session-1', lastEventId: 'e1', call: 'tools/call'}, notCall],
     ['a call that is null', {sessionId: 'session-1', lastEventId: 'e1', call: null}, notCall],
-    ['a call that is an array', {sessionId: 'session-1', lastEventId: 'e1', call: [{method: 'tools/call', clientId: 1}]}, notCall],
+    [
+      'a call that is an array',
+      {sessionId: 'session-1', lastEventId: 'e1', call: [{method: 'tools/call', clientId: 1}]},
+      notCall,
+    ],
     ['a call without a method', {sessionId: 'session-1', lastEventId: 'e1', call: {clientId: 1}}, notCall],
-    ['a call with a numeric name', {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'tools/call', clientId: 1, name: 5}}, notCall],
-    ['a call whose clientId is a boolean', {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'tools/call', clientId: true}}, notCall],
+    [
+      'a call with a numeric name',
+      {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'tools/call', clientId: 1, name: 5}},
+      notCall,
+    ],
+    [
+      'a call whose clientId is a boolean',
+      {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'tools/call', clientId: true}},
+      notCall,
+    ],
     ['a call without clientId', {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'tools/call'}}, notCall],
-    ['a call with a string clientId and a name', {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'tools/call', clientId: 'c1', name: 'echo'}}, undefined],
-    ['a call with a numeric clientId and no name', {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'ping', clientId: 1}}, undefined],
+    [
+      'a call with a string clientId and a name',
+      {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'tools/call', clientId: 'c1', name: 'echo'}},
+      undefined,
+    ],
+    [
+      'a call with a numeric clientId and no name',
+      {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'ping', clientId: 1}},
+      undefined,
+    ],
   ])('%s: %s', async (_what, record, reason) => {
     const mock = useMock()
     const store = await storedSession()
@@ -104,7 +139,9 @@ describe('a stored stream record, field by field', () => {
     const {client, events} = await connect({store})
     await until(() => mock.requests('GET').length >= 2)
 
-    expect(eventsOf(events, 'record-discarded')).toEqual(reason === undefined ? [] : [{type: 'record-discarded', key: standaloneKey, reason}])
+    expect(eventsOf(events, 'record-discarded')).toEqual(
+      reason === undefined ? [] : [{type: 'record-discarded', key: standaloneKey, reason}],
+    )
     expect(mock.requests('GET')[1]!.lastEventId).toBe(reason === undefined ? 'e1' : undefined)
     await client.close()
     if (reason !== undefined) expect(await store.get(standaloneKey)).toBeUndefined()
@@ -120,7 +157,9 @@ describe('a stored stream record, field by field', () => {
     const {client, events} = await connect({store, limits: {maxEventIdBytes: 8}})
     await until(() => mock.requests('GET').length >= 2)
 
-    expect(eventsOf(events, 'record-discarded')).toEqual(reason === undefined ? [] : [{type: 'record-discarded', key: standaloneKey, reason}])
+    expect(eventsOf(events, 'record-discarded')).toEqual(
+      reason === undefined ? [] : [{type: 'record-discarded', key: standaloneKey, reason}],
+    )
     expect(mock.requests('GET')[1]!.lastEventId).toBe(reason === undefined ? lastEventId : undefined)
     await client.close()
   })
@@ -144,7 +183,9 @@ describe('a stored stream record, field by field', () => {
     await store.set(key, {sessionId: 'session-1', message: 'ping'})
     const {client, events} = await connect({store})
 
-    expect(eventsOf(events, 'record-discarded')).toEqual([{type: 'record-discarded', key, reason: 'not a JSON-RPC message under a JSON-RPC ID'}])
+    expect(eventsOf(events, 'record-discarded')).toEqual([
+      {type: 'record-discarded', key, reason: 'not a JSON-RPC message under a JSON-RPC ID'},
+    ])
     await client.close()
   })
 
@@ -166,7 +207,9 @@ describe('a stored stream record, field by field', () => {
     const {client, transport, events} = await connect({store: failing})
 
     expect(transport.sessionId).toBe('session-1')
-    expect(eventsOf(events, 'store-error')).toEqual([{type: 'store-error', key: `${prefix}stream:`, error: new Error('list is down')}])
+    expect(eventsOf(events, 'store-error')).toEqual([
+      {type: 'store-error', key: `${prefix}stream:`, error: new Error('list is down')},
+    ])
     await client.close()
   })
 })
@@ -208,7 +251,9 @@ describe('what ending a session deletes', () => {
 /** The paths of the fields of `value` whose value is undefined: a JSON store would drop them. */
 function undefinedFields(value: unknown, path = ''): string[] {
   if (typeof value !== 'object' || value === null) return []
-  return Object.entries(value).flatMap(([key, field]) => (field === undefined ? [`${path}${key}`] : undefinedFields(field, `${path}${key}.`)))
+  return Object.entries(value).flatMap(([key, field]) =>
+    field === undefined ? [`${path}${key}`] : undefinedFields(field, `${path}${key}.`),
+  )
 }
 
 describe('what the records written hold', () => {
@@ -232,7 +277,9 @@ describe('what the records written hold', () => {
     await client.ping()
     await client.close()
 
-    expect(written.map(({key}) => key.slice(prefix.length))).toEqual(expect.arrayContaining(['session', expect.stringMatching(/^stream:/)]))
+    expect(written.map(({key}) => key.slice(prefix.length))).toEqual(
+      expect.arrayContaining(['session', expect.stringMatching(/^stream:/)]),
+    )
     expect(written.filter(({value}) => (value as {call?: {method?: string}}).call?.method === 'ping')).not.toEqual([])
     expect(written.flatMap(({key, value}) => undefinedFields(value, `${key.slice(prefix.length)}: `))).toEqual([])
     await named.client.close()
@@ -275,7 +322,9 @@ describe('a stored retry', () => {
     const note = {jsonrpc: '2.0', method: 'notifications/tools/list_changed'}
     const gets = interceptGets(mock, (get) => (get.lastEventId === 'e1' ? sse([frame('e2', note)], 'open') : undefined))
     const saved: JsonValue[] = []
-    const recording = over(store, {set: (key, value) => (key === standaloneKey && saved.push(value), store.set(key, value))})
+    const recording = over(store, {
+      set: (key, value) => (key === standaloneKey && saved.push(value), store.set(key, value)),
+    })
     const {client} = await connect({store: recording, limits: {maxRetryMs: 100}})
     await until(() => saved.length > 0)
 
@@ -325,7 +374,8 @@ describe('store writers over a long session', () => {
     useMock()
     const {client, transport} = await connect({store: new MemoryStore()})
     // Each call's progress has its stream's cursor written, then deleted once the call is answered.
-    for (let call = 0; call < 40; call++) await client.callTool({name: 'slow', arguments: {steps: 2, delayMs: 0}}, undefined, {onprogress: () => {}})
+    for (let call = 0; call < 40; call++)
+      await client.callTool({name: 'slow', arguments: {steps: 2, delayMs: 0}}, undefined, {onprogress: () => {}})
     // The session's record and the standalone stream's may keep theirs while they live.
     expect(queryObjects(CoalescedWriter, {format: 'count'})).toBeLessThanOrEqual(2)
     await transport.close()
@@ -337,7 +387,10 @@ describe('a start with nothing stored', () => {
     useMock()
     const memory = new MemoryStore()
     const calls: string[] = []
-    const store = over(memory, {get: (key) => (calls.push(`get ${key}`), memory.get(key)), list: (listed) => (calls.push(`list ${listed}`), memory.list(listed))})
+    const store = over(memory, {
+      get: (key) => (calls.push(`get ${key}`), memory.get(key)),
+      list: (listed) => (calls.push(`list ${listed}`), memory.list(listed)),
+    })
     const {client} = await connect({store})
     expect(calls.filter((call) => call.startsWith('list'))).toEqual([])
     expect(calls).toContain(`get ${sessionKey}`)

@@ -22,7 +22,9 @@ async function refusals(file: string, code: string): Promise<string[]> {
 
 describe('the lint keeps the testing kit an independent oracle', () => {
   it('a kit file may import the core only through ../index.ts', async () => {
-    expect(await refusals('src/testing/calls.ts', "import {ResumableHTTPClientTransport} from '../index.ts'")).toEqual([])
+    expect(await refusals('src/testing/calls.ts', "import {ResumableHTTPClientTransport} from '../index.ts'")).toEqual(
+      [],
+    )
     expect(await refusals('src/testing/calls.ts', "import {isJsonRpcId} from '../wire/jsonrpc.ts'")).toEqual([
       "'../wire/jsonrpc.ts' import is restricted from being used by a pattern. src/testing imports the core only through ../index.ts.",
     ])
@@ -31,7 +33,9 @@ describe('the lint keeps the testing kit an independent oracle', () => {
 
   it('the Node adapter may use Node built-ins but no core internal; the rest of the kit may use neither', async () => {
     expect(await refusals('src/testing/node.ts', "import {createServer} from 'node:http'")).toEqual([])
-    expect(await refusals('src/testing/node.ts', "import {decideReconnect} from '../policy/decision.ts'")).toHaveLength(1)
+    expect(await refusals('src/testing/node.ts', "import {decideReconnect} from '../policy/decision.ts'")).toHaveLength(
+      1,
+    )
     expect(await refusals('src/testing/server.ts', "import {createServer} from 'node:http'")).toHaveLength(1)
   })
 })
@@ -41,5 +45,12 @@ it('the kit modules import one another without a cycle', () => {
   expect(graph.get('server.ts')).toContain('session.ts')
   expect(cycleIn(graph)).toBeUndefined()
   // The check finds a cycle when there is one.
-  expect(cycleIn(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']]]))).toEqual(['a.ts', 'b.ts', 'a.ts'])
+  expect(
+    cycleIn(
+      new Map([
+        ['a.ts', ['b.ts']],
+        ['b.ts', ['a.ts']],
+      ]),
+    ),
+  ).toEqual(['a.ts', 'b.ts', 'a.ts'])
 })

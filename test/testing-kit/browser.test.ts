@@ -19,7 +19,11 @@ it('the kit runs in a browser: its stream cut by the fault proxy, the custom too
       // Library mode leaves process.env.NODE_ENV alone: a page has no process.
       define: {'process.env.NODE_ENV': '"production"'},
       build: {
-        lib: {entry: fileURLToPath(new URL('../browser/kit-page.ts', import.meta.url)), formats: ['iife'], name: 'kitPage'},
+        lib: {
+          entry: fileURLToPath(new URL('../browser/kit-page.ts', import.meta.url)),
+          formats: ['iife'],
+          name: 'kitPage',
+        },
         write: false,
         minify: false,
         reportCompressedSize: false,
@@ -37,7 +41,13 @@ it('the kit runs in a browser: its stream cut by the fault proxy, the custom too
     await page.addScriptTag({content: code})
     await page.waitForFunction(() => window.__kit !== undefined, undefined, {timeout: 10_000})
     const result = await page.evaluate(() => window.__kit!)
-    expect(result).toEqual({text: 'deployed', progress: [1, 2], asked: 1, executions: {deploy: 1}, resumptions: 1} satisfies KitPageResult)
+    expect(result).toEqual({
+      text: 'deployed',
+      progress: [1, 2],
+      asked: 1,
+      executions: {deploy: 1},
+      resumptions: 1,
+    } satisfies KitPageResult)
     expect(errors).toEqual([])
   } finally {
     await browser.close()

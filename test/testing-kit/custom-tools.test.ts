@@ -3,7 +3,12 @@
  * transport: the faults and the instrumentation work for them as for the built-in tools.
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import {CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, McpError} from '@modelcontextprotocol/sdk/types.js'
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js'
 import {setupServer} from 'msw/node'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {ResumableHTTPClientTransport} from '../../src/index.ts'
@@ -39,7 +44,8 @@ const deploy: ToolDefinition = {
     })
     context.progress(3, 4, 'switched')
     context.progress(4, 4, 'released')
-    const confirmed = answer['action'] === 'accept' && (answer['content'] as {confirm?: unknown} | undefined)?.confirm === true
+    const confirmed =
+      answer['action'] === 'accept' && (answer['content'] as {confirm?: unknown} | undefined)?.confirm === true
     return {content: [{type: 'text', text: confirmed ? `deployed ${service}` : 'not deployed'}]}
   },
 }
@@ -51,7 +57,9 @@ interface Agent {
   logged: unknown[]
 }
 
-async function connect(options: MockMcpServerOptions): Promise<Agent & {server: ReturnType<typeof createMockMcpServer>['server']}> {
+async function connect(
+  options: MockMcpServerOptions,
+): Promise<Agent & {server: ReturnType<typeof createMockMcpServer>['server']}> {
   const {server, handlers} = createMockMcpServer({...options, url})
   network.use(...handlers)
   const elicited: string[] = []
@@ -72,25 +80,36 @@ describe('a custom tool on the reference server', () => {
   it.each([
     ['before the elicitation reached the client', 3],
     ['right after the elicitation reached the client', 4],
-  ])('its stream cut %s: resumed, the tool ran once, the elicitation answered once, each progress once', async (_, after) => {
-    const {server, client, elicited, logged} = await connect({tools: [deploy]})
-    // Events of the POST stream: priming, progress 1, progress 2, the log message, the elicitation, ...
-    server.faults.cutNext({after: after + 1, how: 'error', on: 'POST'})
-    const progress: number[] = []
-    const result = await client.callTool({name: 'deploy', arguments: {service: 'api'}}, undefined, {onprogress: ({progress: step}) => progress.push(step)})
-    expect(result.content).toEqual([{type: 'text', text: 'deployed api'}])
-    expect(progress).toEqual([1, 2, 3, 4])
-    expect(logged).toEqual(['waiting for confirmation of api'])
-    expect(server.executions).toEqual({deploy: 1})
-    expect(elicited).toEqual(['Deploy api?'])
-    // One answer POSTed for the one elicitation the tool sent.
-    expect([...server.answers.values()].map((answers) => answers.length)).toEqual([1])
-    // The request log shows the resumption with both headers, for a tool the test declared.
-    const resumptions = server.requests('GET').filter((entry) => entry.lastEventId !== undefined)
-    expect(resumptions).toEqual([expect.objectContaining({sessionId: 'session-1', lastEventId: expect.stringMatching(/^p\d+_\d+$/), status: 200})])
-    expect(server.requests('POST', 'tools/call')).toHaveLength(1)
-    await client.close()
-  })
+  ])(
+    'its stream cut %s: resumed, the tool ran once, the elicitation answered once, each progress once',
+    async (_, after) => {
+      const {server, client, elicited, logged} = await connect({tools: [deploy]})
+      // Events of the POST stream: priming, progress 1, progress 2, the log message, the elicitation, ...
+      server.faults.cutNext({after: after + 1, how: 'error', on: 'POST'})
+      const progress: number[] = []
+      const result = await client.callTool({name: 'deploy', arguments: {service: 'api'}}, undefined, {
+        onprogress: ({progress: step}) => progress.push(step),
+      })
+      expect(result.content).toEqual([{type: 'text', text: 'deployed api'}])
+      expect(progress).toEqual([1, 2, 3, 4])
+      expect(logged).toEqual(['waiting for confirmation of api'])
+      expect(server.executions).toEqual({deploy: 1})
+      expect(elicited).toEqual(['Deploy api?'])
+      // One answer POSTed for the one elicitation the tool sent.
+      expect([...server.answers.values()].map((answers) => answers.length)).toEqual([1])
+      // The request log shows the resumption with both headers, for a tool the test declared.
+      const resumptions = server.requests('GET').filter((entry) => entry.lastEventId !== undefined)
+      expect(resumptions).toEqual([
+        expect.objectContaining({
+          sessionId: 'session-1',
+          lastEventId: expect.stringMatching(/^p\d+_\d+$/),
+          status: 200,
+        }),
+      ])
+      expect(server.requests('POST', 'tools/call')).toHaveLength(1)
+      await client.close()
+    },
+  )
 
   it('lists the declared tools only, with their schemas; the built-in tools can be kept beside them', async () => {
     const alone = await connect({tools: [deploy]})
@@ -99,8 +118,16 @@ describe('a custom tool on the reference server', () => {
     ])
     await alone.client.close()
     const both = await connect({tools: [...builtinTools(), deploy]})
-    expect((await both.client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo', 'increment', 'slow', 'ask', 'deploy'])
-    expect((await both.client.callTool({name: 'echo', arguments: {a: 1}})).content).toEqual([{type: 'text', text: 'echo: {"a":1}'}])
+    expect((await both.client.listTools()).tools.map((tool) => tool.name)).toEqual([
+      'echo',
+      'increment',
+      'slow',
+      'ask',
+      'deploy',
+    ])
+    expect((await both.client.callTool({name: 'echo', arguments: {a: 1}})).content).toEqual([
+      {type: 'text', text: 'echo: {"a":1}'},
+    ])
     await both.client.close()
   })
 
@@ -130,23 +157,32 @@ describe('a custom tool on the reference server', () => {
     const {server, client} = await connect({tools: [failing]})
     const result = await client.callTool({name: 'fail'})
     expect(result.isError).toBe(true)
-    expect((result.content as {text: string}[])[0]!.text).toMatch(/^sampling\/createMessage was answered with an error: /)
+    expect((result.content as {text: string}[])[0]!.text).toMatch(
+      /^sampling\/createMessage was answered with an error: /,
+    )
     expect(server.executions).toEqual({fail: 1})
     await client.close()
   })
 
-  it('a tool samples through the client: the result is the Client handler\'s, and the request was answered once', async () => {
+  it("a tool samples through the client: the result is the Client handler's, and the request was answered once", async () => {
     const summarize: ToolDefinition = {
       name: 'summarize',
       handler: async (_, context) => {
-        const answer = await context.sample({messages: [{role: 'user', content: {type: 'text', text: 'Summarize'}}], maxTokens: 20})
+        const answer = await context.sample({
+          messages: [{role: 'user', content: {type: 'text', text: 'Summarize'}}],
+          maxTokens: 20,
+        })
         return {content: [answer['content'] as JsonObject]}
       },
     }
     const {server, handlers} = createMockMcpServer({tools: [summarize], url})
     network.use(...handlers)
     const client = new Client({name: 'agent', version: '1.0.0'}, {capabilities: {sampling: {}}})
-    client.setRequestHandler(CreateMessageRequestSchema, () => ({model: 'm', role: 'assistant', content: {type: 'text', text: 'in short'}}))
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      model: 'm',
+      role: 'assistant',
+      content: {type: 'text', text: 'in short'},
+    }))
     await client.connect(new ResumableHTTPClientTransport(new URL(url)))
     expect((await client.callTool({name: 'summarize'})).content).toEqual([{type: 'text', text: 'in short'}])
     expect(server.pendingRequests()).toEqual([])
@@ -155,9 +191,15 @@ describe('a custom tool on the reference server', () => {
   })
 
   it('malformed or repeated definitions are refused with a TypeError naming them', () => {
-    expect(() => createReferenceServer({tools: [deploy, deploy]})).toThrow(new TypeError('options.tools: deploy is declared twice'))
-    expect(() => createReferenceServer({tools: [{name: '', handler: () => ({content: []})}]})).toThrow(new TypeError('options.tools[0].name must be a non-empty string'))
-    expect(() => createReferenceServer({resources: [{uri: 'a://b', name: 'b'} as never]})).toThrow(new TypeError('options.resources[0].read must be a function'))
+    expect(() => createReferenceServer({tools: [deploy, deploy]})).toThrow(
+      new TypeError('options.tools: deploy is declared twice'),
+    )
+    expect(() => createReferenceServer({tools: [{name: '', handler: () => ({content: []})}]})).toThrow(
+      new TypeError('options.tools[0].name must be a non-empty string'),
+    )
+    expect(() => createReferenceServer({resources: [{uri: 'a://b', name: 'b'} as never]})).toThrow(
+      new TypeError('options.resources[0].read must be a function'),
+    )
   })
 })
 
@@ -166,14 +208,20 @@ describe('resources and prompts on the reference server', () => {
     tools: [],
     resources: [
       {uri: 'file:///notes.md', name: 'notes', mimeType: 'text/markdown', read: () => '# Notes'},
-      {uri: 'data://config', name: 'config', read: () => [{uri: 'data://config', mimeType: 'application/json', text: '{"on":true}'}]},
+      {
+        uri: 'data://config',
+        name: 'config',
+        read: () => [{uri: 'data://config', mimeType: 'application/json', text: '{"on":true}'}],
+      },
     ],
     prompts: [
       {
         name: 'review',
         description: 'Reviews a change.',
         arguments: [{name: 'change', required: true}, {name: 'tone'}],
-        get: (args) => [{role: 'user', content: {type: 'text', text: `Review ${args['change']!} (${args['tone'] ?? 'neutral'})`}}],
+        get: (args) => [
+          {role: 'user', content: {type: 'text', text: `Review ${args['change']!} (${args['tone'] ?? 'neutral'})`}},
+        ],
       },
     ],
   }
@@ -185,9 +233,15 @@ describe('resources and prompts on the reference server', () => {
       {uri: 'file:///notes.md', name: 'notes', mimeType: 'text/markdown'},
       {uri: 'data://config', name: 'config'},
     ])
-    expect((await client.readResource({uri: 'file:///notes.md'})).contents).toEqual([{uri: 'file:///notes.md', mimeType: 'text/markdown', text: '# Notes'}])
-    expect((await client.readResource({uri: 'data://config'})).contents).toEqual([{uri: 'data://config', mimeType: 'application/json', text: '{"on":true}'}])
-    expect((await client.listPrompts()).prompts).toEqual([{name: 'review', description: 'Reviews a change.', arguments: [{name: 'change', required: true}, {name: 'tone'}]}])
+    expect((await client.readResource({uri: 'file:///notes.md'})).contents).toEqual([
+      {uri: 'file:///notes.md', mimeType: 'text/markdown', text: '# Notes'},
+    ])
+    expect((await client.readResource({uri: 'data://config'})).contents).toEqual([
+      {uri: 'data://config', mimeType: 'application/json', text: '{"on":true}'},
+    ])
+    expect((await client.listPrompts()).prompts).toEqual([
+      {name: 'review', description: 'Reviews a change.', arguments: [{name: 'change', required: true}, {name: 'tone'}]},
+    ])
     expect(await client.getPrompt({name: 'review', arguments: {change: '#12'}})).toEqual({
       description: 'Reviews a change.',
       messages: [{role: 'user', content: {type: 'text', text: 'Review #12 (neutral)'}}],
@@ -197,7 +251,11 @@ describe('resources and prompts on the reference server', () => {
 
   it('an unknown resource is -32002, a prompt without its required argument -32602', async () => {
     const {client} = await connect(options)
-    const code = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => 'resolved', (error: unknown) => (error as McpError).code)
+    const code = (promise: Promise<unknown>): Promise<unknown> =>
+      promise.then(
+        () => 'resolved',
+        (error: unknown) => (error as McpError).code,
+      )
     expect(await code(client.readResource({uri: 'file:///nope'}))).toBe(-32002)
     expect(await code(client.getPrompt({name: 'review', arguments: {}}))).toBe(-32602)
     expect(await code(client.getPrompt({name: 'nope'}))).toBe(-32602)

@@ -37,7 +37,11 @@ describe.each(backends)('faults over %s', (backend) => {
     const cut = await readEvents(await client.call('slow', {steps: 2, delayMs: 10}))
     expect([cut.ending, cut.events.map((event) => event.id)]).toEqual(['error', ['p1_1']])
     const rest = await readEvents(await client.get('p1_1'))
-    expect(messagesOf(rest.events).map((message) => message['method'] ?? 'result')).toEqual(['notifications/progress', 'notifications/progress', 'result'])
+    expect(messagesOf(rest.events).map((message) => message['method'] ?? 'result')).toEqual([
+      'notifications/progress',
+      'notifications/progress',
+      'result',
+    ])
     expect(server.executions).toEqual({slow: 1})
   })
 

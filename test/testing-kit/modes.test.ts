@@ -5,7 +5,8 @@
 import {describe, expect, it} from 'vitest'
 import {backends, messagesOf, rawClient, readEvents, serve} from '../fixtures/kit.ts'
 
-const idsOf = (messages: Record<string, unknown>[]): unknown[] => messages.map((message) => message['id'] ?? message['method'])
+const idsOf = (messages: Record<string, unknown>[]): unknown[] =>
+  messages.map((message) => message['id'] ?? message['method'])
 
 describe.each(backends)('modes over %s', (backend) => {
   describe('cursor-per-session (faulty)', () => {
@@ -49,7 +50,7 @@ describe.each(backends)('modes over %s', (backend) => {
   })
 
   describe('correct', () => {
-    it('refuses what the faulty modes accept: another session\'s event ID; and re-emits pending requests on a plain GET', async () => {
+    it("refuses what the faulty modes accept: another session's event ID; and re-emits pending requests on a plain GET", async () => {
       const served = await serve(backend)
       const dead = await rawClient(served)
       const cut = await readEvents(await dead.call('ask'), 2)

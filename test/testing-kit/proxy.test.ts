@@ -9,7 +9,13 @@ import {ElicitRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {setupServer} from 'msw/node'
 import {afterAll, afterEach, describe, expect, it} from 'vitest'
 import {ResumableHTTPClientTransport} from '../../src/index.ts'
-import {createFaultProxy, createReferenceServer, handlersFor, type FaultProxy, type ToolDefinition} from '../../src/testing/index.ts'
+import {
+  createFaultProxy,
+  createReferenceServer,
+  handlersFor,
+  type FaultProxy,
+  type ToolDefinition,
+} from '../../src/testing/index.ts'
 import {listen} from '../../src/testing/node.ts'
 import {codeOf} from '../fixtures/client.ts'
 import {sdkV1Server, sdkV2Server, type WebMcpServer} from '../fixtures/sdk-web-server.ts'
@@ -32,7 +38,10 @@ const deploy: ToolDefinition = {
     const service = String(args['service'])
     context.progress(1, 4)
     context.progress(2, 4)
-    const answer = await context.elicit({message: `Deploy ${service}?`, requestedSchema: {type: 'object', properties: {confirm: {type: 'boolean'}}}})
+    const answer = await context.elicit({
+      message: `Deploy ${service}?`,
+      requestedSchema: {type: 'object', properties: {confirm: {type: 'boolean'}}},
+    })
     context.progress(3, 4)
     context.progress(4, 4)
     return {content: [{type: 'text', text: answer['action'] === 'accept' ? `deployed ${service}` : 'not deployed'}]}
@@ -85,26 +94,31 @@ async function start(makeServer: () => WebMcpServer, backend: 'msw' | 'node'): P
 
 async function callDeploy(client: Client): Promise<{text: string; progress: number[]}> {
   const progress: number[] = []
-  const result = await client.callTool({name: 'deploy', arguments: {service: 'api'}}, undefined, {onprogress: ({progress: step}) => progress.push(step)})
+  const result = await client.callTool({name: 'deploy', arguments: {service: 'api'}}, undefined, {
+    onprogress: ({progress: step}) => progress.push(step),
+  })
   return {text: (result.content as {text: string}[])[0]!.text, progress}
 }
 
 describe.each(servers)('%s behind the fault proxy', (_, makeServer) => {
   describe.each(['msw', 'node'] as const)('served by %s', (backend) => {
-    it.each([3, 4])('the tool stream cut after %i events: resumed, the tool ran once, the elicitation answered once', async (after) => {
-      const {proxy, mcp, client, elicited} = await start(makeServer, backend)
-      proxy.faults.cutNext({after, how: 'error', on: 'POST'})
-      expect(await callDeploy(client)).toEqual({text: 'deployed api', progress: [1, 2, 3, 4]})
-      expect(mcp.executions).toEqual({deploy: 1})
-      expect(elicited).toEqual(['Deploy api?'])
-      expect([...proxy.answers.values()].map((answers) => answers.length)).toEqual([1])
-      expect(proxy.requests('POST', 'tools/call')).toHaveLength(1)
-      // The proxy's log holds the resumption with both headers.
-      const sessionId = proxy.requests('POST', 'tools/call')[0]!.sessionId
-      expect(proxy.requests('GET').filter((entry) => entry.lastEventId !== undefined)).toEqual([
-        expect.objectContaining({sessionId, lastEventId: expect.any(String), status: 200}),
-      ])
-    })
+    it.each([3, 4])(
+      'the tool stream cut after %i events: resumed, the tool ran once, the elicitation answered once',
+      async (after) => {
+        const {proxy, mcp, client, elicited} = await start(makeServer, backend)
+        proxy.faults.cutNext({after, how: 'error', on: 'POST'})
+        expect(await callDeploy(client)).toEqual({text: 'deployed api', progress: [1, 2, 3, 4]})
+        expect(mcp.executions).toEqual({deploy: 1})
+        expect(elicited).toEqual(['Deploy api?'])
+        expect([...proxy.answers.values()].map((answers) => answers.length)).toEqual([1])
+        expect(proxy.requests('POST', 'tools/call')).toHaveLength(1)
+        // The proxy's log holds the resumption with both headers.
+        const sessionId = proxy.requests('POST', 'tools/call')[0]!.sessionId
+        expect(proxy.requests('GET').filter((entry) => entry.lastEventId !== undefined)).toEqual([
+          expect.objectContaining({sessionId, lastEventId: expect.any(String), status: 200}),
+        ])
+      },
+    )
 
     it('the tool stream cut mid-event (after 200 bytes): the partial event is dropped, the replay brings it whole', async () => {
       const {proxy, mcp, client, elicited} = await start(makeServer, backend)
@@ -155,12 +169,15 @@ describe('the fault proxy', () => {
     expect(() => createFaultProxy(undefined as never)).toThrow(TypeError)
     const proxy = createFaultProxy(() => new Response(null, {status: 405}))
     expect(() => proxy.faults.cutNext({after: 0, how: 'error'})).toThrow(new TypeError('cut.after must be 1 or more'))
-    expect(() => proxy.faults.cutNext({afterBytes: -1, how: 'error'})).toThrow(new TypeError('cut.afterBytes must be 1 or more'))
+    expect(() => proxy.faults.cutNext({afterBytes: -1, how: 'error'})).toThrow(
+      new TypeError('cut.afterBytes must be 1 or more'),
+    )
   })
 
   describe.each(['msw', 'node'] as const)('served by %s', (backend) => {
     const frames = 'id: a\ndata: one\n\nid: b\ndata: two\n\n'
-    const sse = (body: BodyInit, headers: Record<string, string> = {}): Response => new Response(body, {headers: {'content-type': 'text/event-stream', ...headers}})
+    const sse = (body: BodyInit, headers: Record<string, string> = {}): Response =>
+      new Response(body, {headers: {'content-type': 'text/event-stream', ...headers}})
 
     /** Serves `proxy` by this backend; resolves with its URL. */
     async function urlOf(proxy: FaultProxy): Promise<string> {
@@ -174,7 +191,8 @@ describe('the fault proxy', () => {
     }
 
     /** The body the client reads from `url`, or 'broken'. */
-    const textOf = async (url: string, init?: RequestInit): Promise<string> => (await fetch(url, init)).text().catch(() => 'broken')
+    const textOf = async (url: string, init?: RequestInit): Promise<string> =>
+      (await fetch(url, init)).text().catch(() => 'broken')
 
     it('a stream the server keeps silent has its headers at once', async () => {
       const response = await fetch(await urlOf(createFaultProxy(() => sse(new ReadableStream()))))
@@ -218,6 +236,10 @@ describe('the fault proxy', () => {
     const call = {jsonrpc: '2.0', id: 1, method: 'tools/call', params: {name: 'deploy'}}
     const corrupted = await proxy.handle(new Request(mswUrl, {method: 'POST', body: JSON.stringify(call)}))
     expect(await corrupted.text()).toBe(`data: {not json\n\n${frames}`)
-    expect(proxy.log.map(({method, rpcMethod, status}) => [method, rpcMethod, status]).at(-1)).toEqual(['POST', 'tools/call', 200])
+    expect(proxy.log.map(({method, rpcMethod, status}) => [method, rpcMethod, status]).at(-1)).toEqual([
+      'POST',
+      'tools/call',
+      200,
+    ])
   })
 })

@@ -27,13 +27,22 @@ interface Process {
 }
 
 /** One client process: the SDK Client on either transport; `answer: false` never answers sampling. */
-async function start(url: string, kind: Kind, options: {sessionId?: string; store?: ResumptionStore; answer?: boolean} = {}): Promise<Process> {
+async function start(
+  url: string,
+  kind: Kind,
+  options: {sessionId?: string; store?: ResumptionStore; answer?: boolean} = {},
+): Promise<Process> {
   const {sessionId, store, answer = true} = options
   const transport =
     kind === 'sdk'
       ? new StreamableHTTPClientTransport(new URL(url), {
           ...(sessionId === undefined ? {} : {sessionId}),
-          reconnectionOptions: {initialReconnectionDelay: 10, maxReconnectionDelay: 20, reconnectionDelayGrowFactor: 1, maxRetries: 2},
+          reconnectionOptions: {
+            initialReconnectionDelay: 10,
+            maxReconnectionDelay: 20,
+            reconnectionDelayGrowFactor: 1,
+            maxRetries: 2,
+          },
         })
       : new ResumableHTTPClientTransport(new URL(url), {sessionId, store, reconnect: {minDelayMs: 1, maxDelayMs: 5}})
   const process = {...(await connectClient(transport)), transport}
@@ -46,7 +55,8 @@ async function start(url: string, kind: Kind, options: {sessionId?: string; stor
   return process
 }
 
-const errorsMatching = (process: Process, pattern: RegExp): number => process.errors.filter((error) => pattern.test(error.message)).length
+const errorsMatching = (process: Process, pattern: RegExp): number =>
+  process.errors.filter((error) => pattern.test(error.message)).length
 
 /**
  * Process A calls `ask` (two sampling requests) and dies without answering; process B takes over.
@@ -91,9 +101,13 @@ async function resumeWhileAnotherCallRan(kind: Kind, mode: ServerMode) {
   const p = await start(url, kind)
   const progress = {x: [] as number[], y: [] as number[]}
   server.faults.cutNext({after: 2, how: 'close', retryMs: 150, on: 'POST'})
-  const x = p.client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 10}}, undefined, {onprogress: ({progress: n}) => progress.x.push(n)})
+  const x = p.client.callTool({name: 'slow', arguments: {steps: 3, delayMs: 10}}, undefined, {
+    onprogress: ({progress: n}) => progress.x.push(n),
+  })
   await until(() => server.stream('p2')?.events.length === 2 && !server.stream('p2')!.connected)
-  await p.client.callTool({name: 'slow', arguments: {steps: 2}}, undefined, {onprogress: ({progress: n}) => progress.y.push(n)})
+  await p.client.callTool({name: 'slow', arguments: {steps: 2}}, undefined, {
+    onprogress: ({progress: n}) => progress.y.push(n),
+  })
   await x
   await quiet(100)
   await p.client.close()
@@ -124,7 +138,10 @@ async function eventIdOutlivesSession(kind: Kind, mode: ServerMode) {
     .callTool({name: 'ask'}, undefined, {timeout: 600, onresumptiontoken: (token) => tokens.push(token)})
     .then(
       () => ({error: 'none', afterMs: Date.now() - started}),
-      (error: unknown) => ({error: (codeOf(error) as string | undefined) ?? (error as Error).message, afterMs: Date.now() - started}),
+      (error: unknown) => ({
+        error: (codeOf(error) as string | undefined) ?? (error as Error).message,
+        afterMs: Date.now() - started,
+      }),
     )
   await until(() => server.requests('POST', 'tools/call').length === 1)
   server.faults.expireSession(deadSession, {closeConnections: false})
@@ -136,7 +153,9 @@ async function eventIdOutlivesSession(kind: Kind, mode: ServerMode) {
   const second = await start(url, kind, {store})
   if (kind === 'sdk') {
     const request = {method: 'tools/call', params: {name: 'ask', arguments: {}}}
-    await second.client.request(request, CallToolResultSchema, {timeout: 600, resumptionToken: tokens.at(-1)}).catch(() => undefined)
+    await second.client
+      .request(request, CallToolResultSchema, {timeout: 600, resumptionToken: tokens.at(-1)})
+      .catch(() => undefined)
   }
   await quiet(100)
   await second.client.close()
@@ -144,8 +163,12 @@ async function eventIdOutlivesSession(kind: Kind, mode: ServerMode) {
   return {
     callFailedWith: error,
     failedAt: afterMs < 300 ? 'once the 404 came' : afterMs >= 600 ? 'its 600 ms timeout' : `${afterMs} ms`,
-    deadSessionRequestsAnswered404: server.log.filter((entry) => entry.sessionId === deadSession && entry.status === 404).length,
-    deadCursorsSentWithNewSession: server.log.filter((entry) => entry.sessionId === newSession && entry.lastEventId !== undefined).length,
+    deadSessionRequestsAnswered404: server.log.filter(
+      (entry) => entry.sessionId === deadSession && entry.status === 404,
+    ).length,
+    deadCursorsSentWithNewSession: server.log.filter(
+      (entry) => entry.sessionId === newSession && entry.lastEventId !== undefined,
+    ).length,
     deadServerRequestsHandled: second.sampled.length,
     answersTheServerCouldNotMatch: server.counters.unmatchedAnswers,
     toolCallPosts: server.requests('POST', 'tools/call').length,
@@ -156,7 +179,13 @@ describe('failure 1: a restart without the event ID', () => {
   it('correct server: the SDK re-attaches with no GET, 0 of 2 sampling requests handled, the tool hangs; ours handles both once and the tool completes', async () => {
     const lost = {samplingHandledByA: 2, stillPending: 2, toolCompleted: false, executions: 1}
     expect(await restart('sdk', 'correct', 'received')).toEqual({...lost, getsAfterRestart: 0, samplingHandledByB: 0})
-    expect(await restart('ours', 'correct', 'received')).toEqual({...lost, getsAfterRestart: 1, samplingHandledByB: 2, stillPending: 0, toolCompleted: true})
+    expect(await restart('ours', 'correct', 'received')).toEqual({
+      ...lost,
+      getsAfterRestart: 1,
+      samplingHandledByB: 2,
+      stillPending: 0,
+      toolCompleted: true,
+    })
   })
 
   it('cursor-per-session server: nothing re-emitted, so neither transport gets the requests back (the server is at fault)', async () => {
@@ -168,25 +197,56 @@ describe('failure 1: a restart without the event ID', () => {
 })
 
 describe('a restart while the server requests were still on their way', () => {
-  it.each(['correct', 'cursor-per-session'] as const)('%s server: the SDK loses both sampling requests; ours, on its store, handles both once and the tool completes', async (mode) => {
-    expect(await restart('sdk', mode, 'in-flight')).toEqual({samplingHandledByA: 0, getsAfterRestart: 0, samplingHandledByB: 0, stillPending: 2, toolCompleted: false, executions: 1})
-    expect(await restart('ours', mode, 'in-flight')).toEqual({samplingHandledByA: 0, getsAfterRestart: 2, samplingHandledByB: 2, stillPending: 0, toolCompleted: true, executions: 1})
-  })
+  it.each(['correct', 'cursor-per-session'] as const)(
+    '%s server: the SDK loses both sampling requests; ours, on its store, handles both once and the tool completes',
+    async (mode) => {
+      expect(await restart('sdk', mode, 'in-flight')).toEqual({
+        samplingHandledByA: 0,
+        getsAfterRestart: 0,
+        samplingHandledByB: 0,
+        stillPending: 2,
+        toolCompleted: false,
+        executions: 1,
+      })
+      expect(await restart('ours', mode, 'in-flight')).toEqual({
+        samplingHandledByA: 0,
+        getsAfterRestart: 2,
+        samplingHandledByB: 2,
+        stillPending: 0,
+        toolCompleted: true,
+        executions: 1,
+      })
+    },
+  )
 })
 
 describe('a stream resumed while another call ran', () => {
   it('correct server: only the stream itself is replayed, nothing is delivered twice, by either transport', async () => {
-    const clean = {progress: {x: [1, 2, 3], y: [1, 2]}, eventsReplayedOnResume: 3, responsesDeliveredTwice: 0, progressDeliveredTwice: 0, executions: 2}
+    const clean = {
+      progress: {x: [1, 2, 3], y: [1, 2]},
+      eventsReplayedOnResume: 3,
+      responsesDeliveredTwice: 0,
+      progressDeliveredTwice: 0,
+      executions: 2,
+    }
     expect(await resumeWhileAnotherCallRan('sdk', 'correct')).toEqual(clean)
     expect(await resumeWhileAnotherCallRan('ours', 'correct')).toEqual(clean)
   })
 
   it("cursor-per-session server: the other call's 4 events are replayed too; the SDK delivers its response and its 2 progress notifications again, ours drops them", async () => {
     const base = {progress: {x: [1, 2, 3], y: [1, 2]}, eventsReplayedOnResume: 7, executions: 2}
-    expect(await resumeWhileAnotherCallRan('sdk', 'cursor-per-session')).toEqual({...base, responsesDeliveredTwice: 1, progressDeliveredTwice: 2})
+    expect(await resumeWhileAnotherCallRan('sdk', 'cursor-per-session')).toEqual({
+      ...base,
+      responsesDeliveredTwice: 1,
+      progressDeliveredTwice: 2,
+    })
     // Event IDs are de-duplicated per stream, so another stream's replayed events pass that check; the answered
     // request's response and progress are then dropped by request ID and progress token.
-    expect(await resumeWhileAnotherCallRan('ours', 'cursor-per-session')).toEqual({...base, responsesDeliveredTwice: 0, progressDeliveredTwice: 0})
+    expect(await resumeWhileAnotherCallRan('ours', 'cursor-per-session')).toEqual({
+      ...base,
+      responsesDeliveredTwice: 0,
+      progressDeliveredTwice: 0,
+    })
   })
 })
 
@@ -210,12 +270,22 @@ describe('failure 2: an event ID that outlived its session', () => {
 
   it('correct server: the SDK hangs until its timeout, keeps sending the dead session, then sends its old cursor with the new one (refused); ours fails at once and sends neither', async () => {
     // The resumption GET, and the second one its cancellation opens: both refused with 422.
-    expect(await eventIdOutlivesSession('sdk', 'correct')).toEqual({...sdk, deadCursorsSentWithNewSession: 2, deadServerRequestsHandled: 0, answersTheServerCouldNotMatch: 0})
+    expect(await eventIdOutlivesSession('sdk', 'correct')).toEqual({
+      ...sdk,
+      deadCursorsSentWithNewSession: 2,
+      deadServerRequestsHandled: 0,
+      answersTheServerCouldNotMatch: 0,
+    })
     expect(await eventIdOutlivesSession('ours', 'correct')).toEqual(ours)
   })
 
   it("global-log server: the SDK's old cursor is served from the dead session; its sampling request is handled twice in the new session, both answers unmatched; ours is unaffected", async () => {
-    expect(await eventIdOutlivesSession('sdk', 'global-log')).toEqual({...sdk, deadCursorsSentWithNewSession: 4, deadServerRequestsHandled: 2, answersTheServerCouldNotMatch: 2})
+    expect(await eventIdOutlivesSession('sdk', 'global-log')).toEqual({
+      ...sdk,
+      deadCursorsSentWithNewSession: 4,
+      deadServerRequestsHandled: 2,
+      answersTheServerCouldNotMatch: 2,
+    })
     expect(await eventIdOutlivesSession('ours', 'global-log')).toEqual(ours)
   })
 })

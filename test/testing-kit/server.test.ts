@@ -8,7 +8,9 @@ import {createReferenceServer, refusals} from '../../src/testing/index.ts'
 import {backends, errorOf, messagesOf, rawClient, readEvents, RawClient, serve} from '../fixtures/kit.ts'
 
 const progressOf = (messages: Record<string, unknown>[]): unknown[] =>
-  messages.filter((message) => message['method'] === 'notifications/progress').map((message) => (message['params'] as {progress: unknown}).progress)
+  messages
+    .filter((message) => message['method'] === 'notifications/progress')
+    .map((message) => (message['params'] as {progress: unknown}).progress)
 
 describe.each(backends)('reference server over %s', (backend) => {
   describe('sessions and versions', () => {
@@ -38,12 +40,27 @@ describe.each(backends)('reference server over %s', (backend) => {
       const served = await serve(backend)
       const client = await rawClient(served)
       const missing = await client.post({jsonrpc: '2.0', id: 1, method: 'tools/list'}, {session: false})
-      expect([missing.status, (await errorOf(missing))?.code]).toEqual([refusals.sessionRequired.status, refusals.sessionRequired.code])
-      const unknown = await client.post({jsonrpc: '2.0', id: 2, method: 'tools/list'}, {session: false, headers: {'mcp-session-id': 'nope'}})
+      expect([missing.status, (await errorOf(missing))?.code]).toEqual([
+        refusals.sessionRequired.status,
+        refusals.sessionRequired.code,
+      ])
+      const unknown = await client.post(
+        {jsonrpc: '2.0', id: 2, method: 'tools/list'},
+        {session: false, headers: {'mcp-session-id': 'nope'}},
+      )
       expect([unknown.status, (await errorOf(unknown))?.code]).toEqual([404, -32001])
-      const badVersion = await client.post({jsonrpc: '2.0', id: 3, method: 'tools/list'}, {headers: {'mcp-protocol-version': '1999-01-01'}})
-      expect([badVersion.status, (await errorOf(badVersion))?.message]).toEqual([400, 'Bad Request: Unsupported protocol version: 1999-01-01'])
-      const noVersion = await client.post({jsonrpc: '2.0', id: 4, method: 'tools/list'}, {session: false, headers: {'mcp-session-id': 'session-1'}})
+      const badVersion = await client.post(
+        {jsonrpc: '2.0', id: 3, method: 'tools/list'},
+        {headers: {'mcp-protocol-version': '1999-01-01'}},
+      )
+      expect([badVersion.status, (await errorOf(badVersion))?.message]).toEqual([
+        400,
+        'Bad Request: Unsupported protocol version: 1999-01-01',
+      ])
+      const noVersion = await client.post(
+        {jsonrpc: '2.0', id: 4, method: 'tools/list'},
+        {session: false, headers: {'mcp-session-id': 'session-1'}},
+      )
       expect(noVersion.status).toBe(200)
       expect(served.server.log.map((entry) => entry.status)).toEqual([200, 400, 404, 400, 200])
     })
@@ -60,7 +77,9 @@ describe.each(backends)('reference server over %s', (backend) => {
       const served = await serve(backend, {sessions: false})
       const client = await rawClient(served)
       expect(client.sessionId).toBeUndefined()
-      expect(messagesOf((await readEvents(await client.call('echo', {n: 1}))).events).at(-1)).toMatchObject({result: {content: [{text: 'echo: {"n":1}'}]}})
+      expect(messagesOf((await readEvents(await client.call('echo', {n: 1}))).events).at(-1)).toMatchObject({
+        result: {content: [{text: 'echo: {"n":1}'}]},
+      })
       expect((await client.get('p1_1')).status).toBe(refusals.resumptionRefused.status)
       expect((await client.delete()).status).toBe(405)
     })
@@ -74,7 +93,11 @@ describe.each(backends)('reference server over %s', (backend) => {
       ]
       const old = await rawClient(served, '2025-03-26')
       const {events} = await readEvents(await old.post(batch))
-      expect(messagesOf(events).map((message) => message['id']).sort()).toEqual([10, 11])
+      expect(
+        messagesOf(events)
+          .map((message) => message['id'])
+          .sort(),
+      ).toEqual([10, 11])
       const current = await rawClient(served)
       expect((await current.post(batch)).status).toBe(refusals.batchNotSupported.status)
     })
@@ -178,7 +201,11 @@ describe.each(backends)('reference server over %s', (backend) => {
       const mine = await rawClient(served)
       const other = await rawClient(served)
       const {events} = await readEvents(await mine.call('echo'))
-      const refused = [await mine.get(events[0]!.id, {session: false}), await other.get(events[0]!.id), await mine.get('p9_99')]
+      const refused = [
+        await mine.get(events[0]!.id, {session: false}),
+        await other.get(events[0]!.id),
+        await mine.get('p9_99'),
+      ]
       for (const response of refused) {
         expect(response.status).toBe(422)
         expect((await errorOf(response))?.code).toBe(refusals.resumptionRefused.code)
@@ -216,10 +243,16 @@ describe.each(backends)('reference server over %s', (backend) => {
       const asked = await readEvents(await client.call('ask'), 2)
       const attached = await readEvents(await client.get(), 1)
       expect(messagesOf(attached.events)).toEqual([
-        {jsonrpc: '2.0', method: 'notifications/cancelled', params: {requestId: 'srv-1', reason: 'the stream that carried it was lost'}},
+        {
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: {requestId: 'srv-1', reason: 'the stream that carried it was lost'},
+        },
       ])
       const result = await readEvents(await client.get(asked.events[1]!.id))
-      expect(messagesOf(result.events).at(-1)).toMatchObject({result: {isError: true, content: [{text: 'error: Request cancelled: the stream that carried it was lost'}]}})
+      expect(messagesOf(result.events).at(-1)).toMatchObject({
+        result: {isError: true, content: [{text: 'error: Request cancelled: the stream that carried it was lost'}]},
+      })
       expect(served.server.counters).toMatchObject({cancelledRequests: 1, reemittedRequests: 0})
     })
 
@@ -253,7 +286,10 @@ describe.each(backends)('reference server over %s', (backend) => {
       const served = await serve(backend, {json: true})
       const texts: unknown[] = []
       for (const client of [await rawClient(served), await rawClient(served)]) {
-        texts.push(((await (await client.call('increment')).json()) as {result: {content: {text: string}[]}}).result.content[0]!.text)
+        texts.push(
+          ((await (await client.call('increment')).json()) as {result: {content: {text: string}[]}}).result.content[0]!
+            .text,
+        )
       }
       expect(texts).toEqual(['count: 1', 'count: 2'])
       expect(served.server.executions).toEqual({increment: 2})
@@ -273,7 +309,9 @@ describe.each(backends)('reference server over %s', (backend) => {
       const client = await rawClient(served)
       const call = await client.call('ask', {kind: 'elicitation'})
       const asked = await readEvents(call, 2)
-      expect(messagesOf(asked.events)).toMatchObject([{id: 'srv-1', method: 'elicitation/create', params: {message: 'question 1'}}])
+      expect(messagesOf(asked.events)).toMatchObject([
+        {id: 'srv-1', method: 'elicitation/create', params: {message: 'question 1'}},
+      ])
       await client.post({jsonrpc: '2.0', id: 'srv-1', result: {action: 'accept', content: {answer: 'blue'}}})
       const rest = await readEvents(await client.get(asked.events[1]!.id))
       expect(messagesOf(rest.events).at(-1)).toMatchObject({result: {content: [{text: 'blue'}]}})
@@ -282,7 +320,9 @@ describe.each(backends)('reference server over %s', (backend) => {
 
     it('tools/list names the four built-in tools', async () => {
       const served = await serve(backend, {json: true})
-      const answer = (await (await (await rawClient(served)).post({jsonrpc: '2.0', id: 7, method: 'tools/list'})).json()) as {result: {tools: {name: string}[]}}
+      const answer = (await (
+        await (await rawClient(served)).post({jsonrpc: '2.0', id: 7, method: 'tools/list'})
+      ).json()) as {result: {tools: {name: string}[]}}
       expect(answer.result.tools.map((tool) => tool.name)).toEqual(['echo', 'increment', 'slow', 'ask'])
     })
   })
@@ -293,9 +333,30 @@ describe.each(backends)('reference server over %s', (backend) => {
     await client.get('p7_1')
     await client.post({jsonrpc: '2.0', method: 'notifications/initialized'})
     expect(served.server.log).toEqual([
-      {method: 'POST', sessionId: undefined, lastEventId: undefined, protocolVersion: undefined, rpcMethod: 'initialize', status: 200},
-      {method: 'GET', sessionId: 'session-1', lastEventId: 'p7_1', protocolVersion: '2025-11-25', rpcMethod: undefined, status: 422},
-      {method: 'POST', sessionId: 'session-1', lastEventId: undefined, protocolVersion: '2025-11-25', rpcMethod: 'notifications/initialized', status: 202},
+      {
+        method: 'POST',
+        sessionId: undefined,
+        lastEventId: undefined,
+        protocolVersion: undefined,
+        rpcMethod: 'initialize',
+        status: 200,
+      },
+      {
+        method: 'GET',
+        sessionId: 'session-1',
+        lastEventId: 'p7_1',
+        protocolVersion: '2025-11-25',
+        rpcMethod: undefined,
+        status: 422,
+      },
+      {
+        method: 'POST',
+        sessionId: 'session-1',
+        lastEventId: undefined,
+        protocolVersion: '2025-11-25',
+        rpcMethod: 'notifications/initialized',
+        status: 202,
+      },
     ])
     expect(served.server.requests('POST', 'initialize')).toHaveLength(1)
   })

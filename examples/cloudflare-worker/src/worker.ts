@@ -44,7 +44,9 @@ export class McpAgent {
       const {name, arguments: args} = await request.json<{name: string; arguments?: Record<string, unknown>}>()
       // Asking for progress (a progress token) costs nothing and saves a lot: each progress event stores the stream's
       // cursor, from which a next instance resumes the call, and the journal keeps it (GET /calls).
-      return Response.json(await client.callTool({name, arguments: args}, undefined, {onprogress: () => {}, resetTimeoutOnProgress: true}))
+      return Response.json(
+        await client.callTool({name, arguments: args}, undefined, {onprogress: () => {}, resetTimeoutOnProgress: true}),
+      )
     }
     if (request.method === 'GET' && pathname === '/calls') {
       // The calls of an instance that ended mid-call: their streams are resumed from the stored cursors, and their
@@ -57,7 +59,16 @@ export class McpAgent {
           return settled
         }),
       )
-      return Response.json(calls.map(({name, state, inherited, progress, result, reason}) => ({name, state, inherited, progress, result, reason})))
+      return Response.json(
+        calls.map(({name, state, inherited, progress, result, reason}) => ({
+          name,
+          state,
+          inherited,
+          progress,
+          result,
+          reason,
+        })),
+      )
     }
     return new Response('Not found', {status: 404})
   }
@@ -69,7 +80,10 @@ export class McpAgent {
         callJournal: true,
       })
       // Ajv, the SDK's default validator, compiles code at run time, which Workers forbid.
-      const client = new Client({name: 'worker-agent', version: '1.0.0'}, {jsonSchemaValidator: new CfWorkerJsonSchemaValidator()})
+      const client = new Client(
+        {name: 'worker-agent', version: '1.0.0'},
+        {jsonSchemaValidator: new CfWorkerJsonSchemaValidator()},
+      )
       await client.connect(transport)
       return {client, transport}
     })()

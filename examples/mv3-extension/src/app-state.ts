@@ -39,7 +39,10 @@ export class AppStore {
   }
 
   /** Progress of a call this instance started, or of an earlier instance's (`call` and the wire's `token`). */
-  progressed(target: string | {call: CallRecord | undefined; token: JsonRpcId; instance: string}, progress: number): Promise<void> {
+  progressed(
+    target: string | {call: CallRecord | undefined; token: JsonRpcId; instance: string},
+    progress: number,
+  ): Promise<void> {
     return this.update((state) => {
       const entry = typeof target === 'string' ? state.calls[target] : earlierCall(state, target)
       entry?.progress.push(progress)
@@ -49,8 +52,12 @@ export class AppStore {
   /** The answer to a call: by the app's ID for this instance's calls, by the wire ID for an earlier instance's. */
   finished(target: string | {wireId: JsonRpcId}, outcome: {text: string; failed: boolean}): Promise<void> {
     return this.update((state) => {
-      const entry = typeof target === 'string' ? state.calls[target] : Object.values(state.calls).find((call) => call.wireId === target.wireId)
-      if (entry === undefined && typeof target !== 'string') state.unattributed.push({wireId: target.wireId, text: outcome.text})
+      const entry =
+        typeof target === 'string'
+          ? state.calls[target]
+          : Object.values(state.calls).find((call) => call.wireId === target.wireId)
+      if (entry === undefined && typeof target !== 'string')
+        state.unattributed.push({wireId: target.wireId, text: outcome.text})
       if (entry === undefined) return
       entry.status = outcome.failed ? 'failed' : 'done'
       entry.result = outcome.text
@@ -70,11 +77,20 @@ export class AppStore {
  * The earlier instance's call a replayed progress notification belongs to: the one its token (the wire ID) names,
  * or else the oldest pending call of that tool, started by another instance, whose wire ID is not known yet.
  */
-function earlierCall(state: AppState, {call, token, instance}: {call: CallRecord | undefined; token: JsonRpcId; instance: string}): CallEntry | undefined {
+function earlierCall(
+  state: AppState,
+  {call, token, instance}: {call: CallRecord | undefined; token: JsonRpcId; instance: string},
+): CallEntry | undefined {
   const calls = Object.values(state.calls)
   const known = calls.find((entry) => entry.wireId === token)
   if (known !== undefined) return known
-  const entry = calls.find((candidate) => candidate.status === 'pending' && candidate.instance !== instance && candidate.wireId === undefined && candidate.tool === call?.name)
+  const entry = calls.find(
+    (candidate) =>
+      candidate.status === 'pending' &&
+      candidate.instance !== instance &&
+      candidate.wireId === undefined &&
+      candidate.tool === call?.name,
+  )
   if (entry !== undefined) entry.wireId = token
   return entry
 }

@@ -46,4 +46,3 @@ export interface AppState {
   unattributed: {wireId: string | number; text: string}[]
   errors: string[]
 }
-

@@ -7,7 +7,9 @@ import type {Reply, Request} from './messages.ts'
 
 const ask = (request: Request): Promise<Reply> => chrome.runtime.sendMessage<Request, Reply>(request)
 
-document.querySelector('#run-slow')!.addEventListener('click', () => void ask({type: 'call', tool: 'slow', arguments: {steps: 6, delayMs: 2000}}))
+document
+  .querySelector('#run-slow')!
+  .addEventListener('click', () => void ask({type: 'call', tool: 'slow', arguments: {steps: 6, delayMs: 2000}}))
 document.querySelector('#run-ask')!.addEventListener('click', () => void ask({type: 'call', tool: 'ask'}))
 
 function item(text: string, action?: {label: string; run: () => void}): HTMLLIElement {
@@ -24,15 +26,26 @@ function item(text: string, action?: {label: string; run: () => void}): HTMLLIEl
 
 async function render(): Promise<void> {
   const state = await readState(chrome.storage.local)
-  document.querySelector('#calls')!.replaceChildren(
-    ...Object.values(state.calls).map((call) => item(`${call.tool}: ${call.status} · progress ${call.progress.join(' ') || '—'}${call.result === undefined ? '' : ` · ${call.result}`}`)),
-    ...state.unattributed.map((answer) => item(`an earlier call (request ${String(answer.wireId)}): ${answer.text}`)),
-  )
-  document.querySelector('#approvals')!.replaceChildren(
-    ...Object.entries(state.approvals).map(([key, approval]) =>
-      item(`${approval.question}: ${approval.status}`, approval.status === 'waiting' ? {label: 'Approve', run: () => void ask({type: 'approve', key})} : undefined),
-    ),
-  )
+  document
+    .querySelector('#calls')!
+    .replaceChildren(
+      ...Object.values(state.calls).map((call) =>
+        item(
+          `${call.tool}: ${call.status} · progress ${call.progress.join(' ') || '—'}${call.result === undefined ? '' : ` · ${call.result}`}`,
+        ),
+      ),
+      ...state.unattributed.map((answer) => item(`an earlier call (request ${String(answer.wireId)}): ${answer.text}`)),
+    )
+  document
+    .querySelector('#approvals')!
+    .replaceChildren(
+      ...Object.entries(state.approvals).map(([key, approval]) =>
+        item(
+          `${approval.question}: ${approval.status}`,
+          approval.status === 'waiting' ? {label: 'Approve', run: () => void ask({type: 'approve', key})} : undefined,
+        ),
+      ),
+    )
   document.querySelector('#status')!.textContent = state.errors.length === 0 ? '' : `errors: ${state.errors.join('; ')}`
 }
 

@@ -6,7 +6,11 @@
  * (`IdbStore`); the app's own record of its calls is in `chrome.storage.local` (./app-state.ts).
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
-import {CreateMessageRequestSchema, type CreateMessageRequest, type CreateMessageResult} from '@modelcontextprotocol/sdk/types.js'
+import {
+  CreateMessageRequestSchema,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+} from '@modelcontextprotocol/sdk/types.js'
 import {CfWorkerJsonSchemaValidator} from '@modelcontextprotocol/sdk/validation/cfworker'
 import {ResumableHTTPClientTransport, type TransportEvent} from 'mcp-resumable-http'
 import {IdbStore} from 'mcp-resumable-http/idb'
@@ -26,7 +30,10 @@ const app = new AppStore(chrome.storage.local)
 // (no initialize), resumes the streams of the calls it left and hands the server's unanswered requests to the Client.
 const transport = new ResumableHTTPClientTransport(new URL(MCP_SERVER_URL), {store: new IdbStore(), onEvent})
 // The SDK validates tool output schemas with Ajv, which compiles with `new Function`: the extension CSP refuses it.
-const client = new Client({name: 'mv3-agent', version: '1.0.0'}, {capabilities: {sampling: {}}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator()})
+const client = new Client(
+  {name: 'mv3-agent', version: '1.0.0'},
+  {capabilities: {sampling: {}}, jsonSchemaValidator: new CfWorkerJsonSchemaValidator()},
+)
 client.setRequestHandler(CreateMessageRequestSchema, sample)
 client.onerror = (error) => void app.error(error)
 let closed = Promise.resolve()
@@ -84,7 +91,11 @@ async function handle(request: Request): Promise<Reply> {
 async function startCall(tool: string, args: Record<string, unknown>): Promise<string> {
   const id = await app.started(tool, instance)
   client
-    .callTool({name: tool, arguments: args}, undefined, {onprogress: ({progress}) => void app.progressed(id, progress), timeout: 600_000, resetTimeoutOnProgress: true})
+    .callTool({name: tool, arguments: args}, undefined, {
+      onprogress: ({progress}) => void app.progressed(id, progress),
+      timeout: 600_000,
+      resetTimeoutOnProgress: true,
+    })
     .then(
       (result) => app.finished(id, outcomeOf(result)),
       (error: unknown) => app.finished(id, {text: String(error), failed: true}),
@@ -115,13 +126,22 @@ function onEvent(event: TransportEvent): void {
     // What an earlier instance's calls receive after it was stopped: this Client never made those calls.
     case 'orphaned-notification': {
       const params = (event.message as {params?: {progressToken?: string | number; progress?: number}}).params
-      if (event.method === 'notifications/progress' && params?.progressToken !== undefined && params.progress !== undefined) {
+      if (
+        event.method === 'notifications/progress' &&
+        params?.progressToken !== undefined &&
+        params.progress !== undefined
+      ) {
         void app.progressed({call: event.call, token: params.progressToken, instance}, params.progress)
       }
       break
     }
     case 'unmatched-response':
-      void app.finished({wireId: event.id}, 'result' in event.message ? outcomeOf(event.message.result) : {text: JSON.stringify(event.message), failed: true})
+      void app.finished(
+        {wireId: event.id},
+        'result' in event.message
+          ? outcomeOf(event.message.result)
+          : {text: JSON.stringify(event.message), failed: true},
+      )
       break
     case 'store-error':
       void app.error(event.error)
@@ -132,7 +152,10 @@ function onEvent(event: TransportEvent): void {
 /** Sampling needs the user's approval (a human in the loop); a request an earlier instance left is asked again. */
 const approved = new Map<string, () => void>()
 
-async function sample(request: CreateMessageRequest, extra: {requestId: string | number}): Promise<CreateMessageResult> {
+async function sample(
+  request: CreateMessageRequest,
+  extra: {requestId: string | number},
+): Promise<CreateMessageResult> {
   const key = String(extra.requestId)
   const content = request.params.messages[0]?.content
   const question = content !== undefined && 'text' in content ? content.text : '(no text)'

@@ -1,6 +1,12 @@
 // Checked by Deno's type checker (`deno check`) against the installed package: the types of every entry point a
 // Deno app uses, as it uses them. The SDK stays out: Deno does not resolve its subpath exports (TS2307).
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type ResumptionStore, type TransportEvent} from 'mcp-resumable-http'
+import {
+  isTransportError,
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  type ResumptionStore,
+  type TransportEvent,
+} from 'mcp-resumable-http'
 import {DurableObjectStore, type DurableObjectStorageLike} from 'mcp-resumable-http/cloudflare'
 import {FileStore, type FileStoreOptions} from 'mcp-resumable-http/node'
 import {createReferenceServer, listen, type ListenOptions} from 'mcp-resumable-http/testing/node'

@@ -9,4 +9,14 @@ import type {RedisEventLogOptions} from 'mcp-resumable-http/server/redis'
 import type {MockMcpServerOptions} from 'mcp-resumable-http/testing'
 import type {ListenOptions} from 'mcp-resumable-http/testing/node'
 
-export type Options = [ResumableHTTPClientTransportOptions, DurableObjectStorageLike, IdbStoreOptions, CallJournalModule, FileStoreOptions, ResumableEventStoreOptions, RedisEventLogOptions, MockMcpServerOptions, ListenOptions]
+export type Options = [
+  ResumableHTTPClientTransportOptions,
+  DurableObjectStorageLike,
+  IdbStoreOptions,
+  CallJournalModule,
+  FileStoreOptions,
+  ResumableEventStoreOptions,
+  RedisEventLogOptions,
+  MockMcpServerOptions,
+  ListenOptions,
+]

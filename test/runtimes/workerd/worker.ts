@@ -6,7 +6,13 @@
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CfWorkerJsonSchemaValidator} from '@modelcontextprotocol/sdk/validation/cfworker-provider.js'
-import {isLeaseLost, MemoryStore, ResumableHTTPClientTransport, type JsonValue, type TransportEvent} from 'mcp-resumable-http'
+import {
+  isLeaseLost,
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  type JsonValue,
+  type TransportEvent,
+} from 'mcp-resumable-http'
 import {DurableObjectStore} from 'mcp-resumable-http/cloudflare'
 import {McpAgent, type Env as AgentEnv} from '../../../examples/cloudflare-worker/src/worker.ts'
 
@@ -42,13 +48,19 @@ async function arm(url: URL, fault: Record<string, unknown>): Promise<void> {
   expectEqual(response.status, 204, 'arming a fault')
 }
 
-async function connect(url: URL, events: TransportEvent[] = []): Promise<{client: Client; transport: ResumableHTTPClientTransport}> {
+async function connect(
+  url: URL,
+  events: TransportEvent[] = [],
+): Promise<{client: Client; transport: ResumableHTTPClientTransport}> {
   const transport = new ResumableHTTPClientTransport(url, {
     store: new MemoryStore(),
     reconnect: {minDelayMs: 1, maxDelayMs: 5},
     onEvent: (event) => events.push(event),
   })
-  const client = new Client({name: 'workerd-suite', version: '1.0.0'}, {jsonSchemaValidator: new CfWorkerJsonSchemaValidator()})
+  const client = new Client(
+    {name: 'workerd-suite', version: '1.0.0'},
+    {jsonSchemaValidator: new CfWorkerJsonSchemaValidator()},
+  )
   await client.connect(transport)
   return {client, transport}
 }
@@ -59,7 +71,8 @@ export const connectsAndCallsATool = {
     try {
       const result = await client.callTool({name: 'echo', arguments: {from: 'workerd'}})
       expectEqual(result.content, [{type: 'text', text: 'echo: {"from":"workerd"}'}], 'the result')
-      if (!/^session-\d+$/.test(transport.sessionId ?? '')) throw new Error(`no session: ${String(transport.sessionId)}`)
+      if (!/^session-\d+$/.test(transport.sessionId ?? ''))
+        throw new Error(`no session: ${String(transport.sessionId)}`)
     } finally {
       await client.close()
     }
@@ -74,13 +87,19 @@ export const resumesACallCutMidway = {
     try {
       await arm(url, {cutNext: {on: 'POST', after: 3, how: 'error'}})
       const progress: number[] = []
-      const result = await client.callTool({name: 'slow', arguments: {steps: 5, delayMs: 20}}, undefined, {onprogress: ({progress: step}) => progress.push(step)})
+      const result = await client.callTool({name: 'slow', arguments: {steps: 5, delayMs: 20}}, undefined, {
+        onprogress: ({progress: step}) => progress.push(step),
+      })
       expectEqual(result.content, [{type: 'text', text: 'done after 5 steps'}], 'the result')
       expectEqual(progress, [1, 2, 3, 4, 5], 'the progress')
       expectEqual((await serverState(url)).executions, {slow: 1}, 'executions')
       // workerd reports the drop as `Error: Network connection lost.`, not a TypeError: it is a drop all the same.
       const resumed = events.filter((event) => event.type === 'reconnect' && event.stream === 'request')
-      expectEqual(resumed.map((event) => event.type === 'reconnect' && event.branch), ['stream-resumption'], 'the resumptions')
+      expectEqual(
+        resumed.map((event) => event.type === 'reconnect' && event.branch),
+        ['stream-resumption'],
+        'the resumptions',
+      )
     } finally {
       await client.close()
     }
@@ -100,7 +119,8 @@ export class StoreChecks {
     // The JSON values the transport stores, back as given; a missing key is undefined; delete removes.
     const values: JsonValue[] = ['text ✓', 0, -1.5, true, null, [1, 'two', {three: [3]}], {nested: {deep: [null]}}]
     for (const [i, value] of values.entries()) await store.set(`mcp-resumable-http:key-${i}`, value)
-    for (const [i, value] of values.entries()) expectEqual(await new DurableObjectStore(this.#storage).get(`mcp-resumable-http:key-${i}`), value, `key-${i}`)
+    for (const [i, value] of values.entries())
+      expectEqual(await new DurableObjectStore(this.#storage).get(`mcp-resumable-http:key-${i}`), value, `key-${i}`)
     expectEqual(await store.get('missing'), undefined, 'a missing key')
     await store.delete('mcp-resumable-http:key-0')
     await store.delete('never-set')
@@ -114,17 +134,35 @@ export class StoreChecks {
 
     // list by prefix: the transport's keys only, not the object's own.
     await this.#storage.put('app:own-key', 'the app')
-    expectEqual((await store.list('mcp-resumable-http:key-')).sort(), ['mcp-resumable-http:key-1', 'mcp-resumable-http:key-2', 'mcp-resumable-http:key-3', 'mcp-resumable-http:key-4', 'mcp-resumable-http:key-5', 'mcp-resumable-http:key-6'], 'list by prefix')
+    expectEqual(
+      (await store.list('mcp-resumable-http:key-')).sort(),
+      [
+        'mcp-resumable-http:key-1',
+        'mcp-resumable-http:key-2',
+        'mcp-resumable-http:key-3',
+        'mcp-resumable-http:key-4',
+        'mcp-resumable-http:key-5',
+        'mcp-resumable-http:key-6',
+      ],
+      'list by prefix',
+    )
     expectEqual(await store.list('nothing:'), [], 'list of an unused prefix')
 
     // Leases live in the instance, shared by every store over this storage; a fenced write of a lost lease is refused.
     const first = await store.acquire('session#lease', 100)
     expectEqual(first?.token, 1, 'the first lease')
-    expectEqual(await new DurableObjectStore(this.#storage).acquire('session#lease', 100), undefined, 'a lease held, asked by another store')
+    expectEqual(
+      await new DurableObjectStore(this.#storage).acquire('session#lease', 100),
+      undefined,
+      'a lease held, asked by another store',
+    )
     await first!.release()
     const second = await new DurableObjectStore(this.#storage).acquire('session#lease', 100)
     expectEqual(second?.token, 2, 'the next lease')
-    const refused = await store.set('mcp-resumable-http:fenced', 1, {lease: 'session#lease', token: 1}).then(() => undefined, (error: unknown) => error)
+    const refused = await store.set('mcp-resumable-http:fenced', 1, {lease: 'session#lease', token: 1}).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
     expectEqual(isLeaseLost(refused), true, 'a write under a lost lease refused')
     expectEqual(await store.get('mcp-resumable-http:fenced'), undefined, 'the refused write')
     await store.set('mcp-resumable-http:fenced', 2, {lease: 'session#lease', token: 2})
@@ -136,7 +174,11 @@ export class StoreChecks {
     } catch (error) {
       refusal = error
     }
-    expectEqual(refusal instanceof TypeError && refusal.message, "DurableObjectStore: storage must be a Durable Object's storage (ctx.storage); it lacks put, delete, list", 'a storage without its methods')
+    expectEqual(
+      refusal instanceof TypeError && refusal.message,
+      "DurableObjectStore: storage must be a Durable Object's storage (ctx.storage); it lacks put, delete, list",
+      'a storage without its methods',
+    )
     return new Response('ok')
   }
 }
@@ -163,7 +205,10 @@ export const anAgentAbortedMidCallIsResumedByItsNextInstance = {
     const agent = (): DurableObjectStub => env.MCP_AGENT.get(id)
     const calls = async (): Promise<unknown[]> => (await agent().fetch('http://agent/calls')).json()
     // A second of work: the abort comes while it runs.
-    const call = agent().fetch('http://agent/call', {method: 'POST', body: JSON.stringify({name: 'slow', arguments: {steps: 20, delayMs: 50}})})
+    const call = agent().fetch('http://agent/call', {
+      method: 'POST',
+      body: JSON.stringify({name: 'slow', arguments: {steps: 20, delayMs: 50}}),
+    })
     const cut = call.then(
       () => 'answered',
       (error: unknown) => `failed: ${String(error)}`,
@@ -177,19 +222,35 @@ export const anAgentAbortedMidCallIsResumedByItsNextInstance = {
       // Polled: the progress is in the object.
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
-    const aborted = await agent().fetch('http://agent/abort').then(
-      () => 'answered',
-      (error: unknown) => String(error),
-    )
+    const aborted = await agent()
+      .fetch('http://agent/abort')
+      .then(
+        () => 'answered',
+        (error: unknown) => String(error),
+      )
     if (!aborted.includes('aborted by the test')) throw new Error(`the abort: ${aborted}`)
     const cutShort = await cut
     if (!cutShort.startsWith('failed')) throw new Error(`the call in the aborted instance was ${cutShort}`)
 
     // A new stub reaches the object's next instance: it resumes the session and the call from its storage.
-    const [left, ...more] = (await calls()) as {name: string; state: string; inherited: boolean; progress: {progress: number}; result: unknown}[]
-    expectEqual([left?.name, left?.state, left?.inherited, left?.progress.progress, left?.result, more], ['slow', 'completed', true, 20, {content: [{type: 'text', text: 'done after 20 steps'}]}, []], 'the call the aborted instance left')
+    const [left, ...more] = (await calls()) as {
+      name: string
+      state: string
+      inherited: boolean
+      progress: {progress: number}
+      result: unknown
+    }[]
+    expectEqual(
+      [left?.name, left?.state, left?.inherited, left?.progress.progress, left?.result, more],
+      ['slow', 'completed', true, 20, {content: [{type: 'text', text: 'done after 20 steps'}]}, []],
+      'the call the aborted instance left',
+    )
     const {executions, initialize, toolCalls} = await serverState(url)
-    expectEqual({executions, initialize, toolCalls}, {executions: {slow: 1}, initialize: 1, toolCalls: 1}, 'what the server saw: one initialize (the first instance), one call, run once')
+    expectEqual(
+      {executions, initialize, toolCalls},
+      {executions: {slow: 1}, initialize: 1, toolCalls: 1},
+      'what the server saw: one initialize (the first instance), one call, run once',
+    )
     expectEqual(await calls(), [], 'the calls, once reported')
   },
 }

@@ -29,6 +29,10 @@ window.connectTo = async (path) => {
     return {connected: true, code: undefined, message: undefined}
   } catch (error) {
     await client.close()
-    return {connected: false, code: isTransportError(error) ? error.code : undefined, message: error instanceof Error ? error.message : String(error)}
+    return {
+      connected: false,
+      code: isTransportError(error) ? error.code : undefined,
+      message: error instanceof Error ? error.message : String(error),
+    }
   }
 }
