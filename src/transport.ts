@@ -4,11 +4,11 @@ import {TransportCallbacks} from './delivery/callbacks.ts'
 import {LazyJournal, type Calls} from './calls/lazy-journal.ts'
 import {AnswerQueue} from './delivery/answer-queue.ts'
 import {isTransportError, TransportError} from './errors.ts'
-import {zeroMetrics, type CallRecord, type TransportEvent, type TransportMetrics} from './events.ts'
+import {zeroMetrics, type TransportEvent, type TransportMetrics} from './events.ts'
 import {send, type PostHost, type SendOptions} from './session/post.ts'
 import {SessionEnding} from './session/ending.ts'
-import {Inbox, keyOfId} from './delivery/inbox.ts'
-import {requestIdOf, responseIdOf} from './wire/jsonrpc.ts'
+import {Inbox} from './delivery/inbox.ts'
+import type {JsonRpcId} from './wire/jsonrpc.ts'
 import {resolveOptions, type ResolvedOptions, type ResumableHTTPClientTransportOptions} from './options.ts'
 import {OwnedStore} from './persistence/ownership.ts'
 import {SessionRecords} from './persistence/records.ts'
@@ -16,7 +16,7 @@ import type {JsonValue} from './persistence/store.ts'
 import {Session} from './session/session.ts'
 import {StreamLifecycle, type LifecycleHost, type Opening} from './streams/lifecycle.ts'
 import {OpenStreams} from './streams/open-streams.ts'
-import {deliverAll, readConnection, type ReaderHost} from './streams/reader.ts'
+import {readConnection, type ReaderHost} from './streams/reader.ts'
 import {wireIdOfKey, type StreamInit} from './streams/stream.ts'
 
 /**
@@ -65,14 +65,16 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       {limits: this.#options.limits, emit: (event) => this.#emit(event)},
     )
     this.#inbox = new Inbox({
-      deliver: (message) => this.deliver(message),
+      onmessage: (message) => this.callOnmessage(message),
+      responded: (wireId, message) => this.#responded(wireId, message),
       answered: (wireId) => {
         this.#streams.markAnswered(wireId)
         this.#journal.answered(wireId)
       },
-      resendAnswer: (answer) => this.#track(this.#resend(answer)),
+      resend: (answer) => this.#track(this.#resend(answer)),
+      store: (key, message) => this.#session.keep(key, message),
+      track: (task) => this.#track(task),
       onEvent: (event) => this.#emit(event),
-      forgetKept: (key) => this.#track(this.#session.keep(key, undefined)),
       metrics: this.#metrics,
       limits: this.#options.limits,
     })
@@ -111,8 +113,6 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       reachable: () => this.#lifecycle.wakeStandalone(),
       journal: this.#journal,
       wantReemission: () => this.#lifecycle.wantReemission(),
-      deliver: (messages) => deliverAll(reader, messages, undefined, false),
-      deliverLocally: (message) => this.deliver(message),
     }
   }
 
@@ -164,7 +164,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const stored = sessionId === undefined ? new Map<string, never>() : await this.#records.loadStreams(sessionId)
     await this.#journal.load(sessionId, new Set([...stored.keys()].map(wireIdOfKey)), lifetime.signal)
     if (sessionId === undefined) return
-    const {unanswered, unsent} = this.#inbox.restore(await this.#records.loadServerRequests(sessionId))
+    const {unanswered, unsent} = this.#inbox.serverRequests.restore(await this.#records.loadServerRequests(sessionId))
     for (const answer of unsent) this.#track(this.#resend(answer))
     // Session resumption (the Client skips `initialize`): the standalone stream re-attaches, from its cursor if kept...
     const standalone = stored.get('standalone')
@@ -173,7 +173,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     for (const [key, record] of stored) {
       const requestId = wireIdOfKey(key)
       if (requestId === undefined) continue
-      this.#inbox.adopt(requestId)
+      this.#inbox.requests.adopt(requestId)
       const stream = this.#streams.add(lifetime.signal, {
         kind: 'request',
         requestId,
@@ -264,11 +264,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       cursors: this.#streams,
       sessionId: () => this.#session.id,
       stateless: () => this.#session.stateless,
-      keepServerRequest: (message) =>
-        this.#journal.receiving(message) ??
-        (this.#inbox.keepRequest(message) ? this.#session.keep(keyOfId(requestIdOf(message)!), message) : undefined),
-      take: (message, reemitted, origin) => this.#receive(message, reemitted, origin),
-      roomForRequest: (signal) => this.#inbox.roomForRequest(signal),
+      keepServerRequest: (message) => this.#journal.receiving(message) ?? this.#inbox.serverRequests.keep(message),
+      inbox: this.#inbox,
       emit: (event) => this.#emit(event),
       report: (error) => this.report(error),
       track: (task) => this.#track(task),
@@ -293,23 +290,14 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     }
   }
 
-  /** Hands `message` to the inbox, once the session has seen it (it may answer initialize). */
-  #receive(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void {
-    const responseId = responseIdOf(message)
-    // Stryker disable next-line ConditionalExpression: a message that is no response has no result, without which settleOffer adopts nothing
-    if (responseId !== undefined) {
-      const adopted = this.#session.settleOffer(
-        responseId,
-        'result' in message ? (message.result as JsonValue) : undefined,
-      )
-      if (adopted !== undefined) {
-        // A 405 refused the GET of the session before: the new one may be served by a server that offers it.
-        this.#standaloneOffered = true
-        this.#metrics.newSessions++
-        this.#emit({type: 'session-started', sessionId: adopted})
-      }
-    }
-    this.#inbox.receive(message, reemitted, origin)
+  /** Response `wireId` arrived, before the inbox matches it: the answer to `initialize` starts the session it offered. */
+  #responded(wireId: JsonRpcId, message: JSONRPCMessage): void {
+    const adopted = this.#session.settleOffer(wireId, 'result' in message ? (message.result as JsonValue) : undefined)
+    if (adopted === undefined) return
+    // A 405 refused the GET of the session before: the new one may be served by a server that offers it.
+    this.#standaloneOffered = true
+    this.#metrics.newSessions++
+    this.#emit({type: 'session-started', sessionId: adopted})
   }
 
   /** Opens the standalone GET stream, unless it is open, not offered, or the era has none. */

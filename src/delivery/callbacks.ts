@@ -9,7 +9,7 @@ type Slots = {[K in Name]: Transport[K] | undefined}
  * The three callbacks of the SDK `Transport`, kept across `close()` as the app set them. A Client's `connect` wraps
  * whatever callbacks it finds and calls `start()` in the same turn: those wrappers are dropped at `close()`, so a
  * Client connected again receives each message once, while a callback the app set itself stays, as it does on the
- * SDK's own transport. It also calls them: delivery and background reports go through here.
+ * SDK's own transport. It also calls them: the last step of every delivery, and background reports.
  */
 export abstract class TransportCallbacks {
   #current: Slots = {onclose: undefined, onerror: undefined, onmessage: undefined}
@@ -44,8 +44,8 @@ export abstract class TransportCallbacks {
     this.#assign('onmessage', callback)
   }
 
-  /** Hands `message` to the Client; a handler that throws is reported, never thrown into the transport. */
-  protected deliver(message: JSONRPCMessage): void {
+  /** Calls `onmessage` with `message`; a handler that throws is reported, never thrown into the transport. */
+  protected callOnmessage(message: JSONRPCMessage): void {
     try {
       this.onmessage?.(message)
     } catch (error) {

@@ -7,7 +7,7 @@ import {classifyDeleteAnswer, classifyPostAnswer, isTransient} from '../policy/d
 import {asError, isTransportError, neverConnected, TransportError} from '../errors.ts'
 import type {CallRecord} from '../events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from '../wire/http.ts'
-import {keyOfId, type Inbox} from '../delivery/inbox.ts'
+import type {Inbox} from '../delivery/inbox.ts'
 import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
 import {rpcErrorAnswering} from '../modern/answers.ts'
 import {requestHeaders} from '../modern/headers.ts'
@@ -76,12 +76,8 @@ export interface PostHost {
   reachable(): void
   /** A request may have run and its stream will not be read: its tool's server requests must be re-emitted. */
   wantReemission(): void
-  /** Hands a message the transport made itself to the Client, past the inbox. */
-  deliverLocally(message: JSONRPCMessage): void
   /** The call journal: a `tools/call` is recorded (resolves once stored) before it is sent. */
   readonly journal: Pick<CallJournal, 'sending' | 'receiving' | 'rejected'>
-  /** Hands a JSON answer's messages to the Client, in order. */
-  deliver(messages: JSONRPCMessage[]): Promise<void>
 }
 
 /**
@@ -117,7 +113,7 @@ export async function send(
   const replayed = method === 'initialize' ? session.takeReplay() : undefined
   if (replayed !== undefined) {
     await Promise.resolve()
-    host.deliverLocally({jsonrpc: '2.0', id: clientId!, result: replayed as JSONRPCResultResponse['result']})
+    inbox.answerFromStore(clientId!, replayed as JSONRPCResultResponse['result'])
     return
   }
   if (method === 'notifications/initialized' && session.takeInitialized()) return
@@ -127,11 +123,12 @@ export async function send(
     if (session.id !== undefined) await host.endSession(new TransportError('aborted', 'A new session was initialized'))
   }
   // The answer to a server request is stored before it is sent: a restart must not run its handler again.
-  const answers = inbox.recordAnswer(message)
-  if (answers !== undefined) await session.keep(keyOfId(answers), message)
+  const recorded = inbox.serverRequests.recordAnswer(message)
+  if (recorded !== undefined) await recorded.stored
+  const answers = recorded?.id
   const cancelledId = cancelledRequestIdOf(message)
-  // Stryker disable next-line ConditionalExpression: inbox.cancel of no ID finds no request
-  const cancelled = cancelledId === undefined ? undefined : inbox.cancel(message, cancelledId)
+  // Stryker disable next-line ConditionalExpression: cancel of no ID finds no request
+  const cancelled = cancelledId === undefined ? undefined : inbox.requests.cancel(message, cancelledId)
   if (cancelled !== undefined) {
     // [spec 2025-06-18 cancellation] cancelling is a POST naming the wire ID; the request's stream stops.
     message = cancelled.message
@@ -156,12 +153,12 @@ export async function send(
         })
   // The call journal records a call before it goes (docs/design.md#the-call-journal).
   await host.journal.sending(message, requestId, session.id)
-  if (requestId !== undefined) message = inbox.registerRequest(message, requestId)
+  if (requestId !== undefined) message = inbox.requests.register(message, requestId)
   // [spec 2026-07-28 cancellation] the Client aborts the request's own signal: the POST and its stream end, and the
   // Client, which has settled the call itself, hears nothing more of it.
   if (stream !== undefined && requestSignal !== undefined) {
     const cancel = (): void => {
-      inbox.forget(requestId!)
+      inbox.requests.forget(requestId!)
       host.journal.rejected(requestId!)
       stream.controller.abort(new TransportError('aborted', `${String(method)} was cancelled`))
     }
@@ -226,9 +223,9 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   const {message, method, what, requestId, stream, answers, envelopeVersion} = outgoing
   const {session, inbox} = host
   const fail = (error: unknown): unknown => {
-    if (answers !== undefined) inbox.answerSent(answers, false)
+    if (answers !== undefined) inbox.serverRequests.answerSent(answers, false)
     if (requestId === undefined) return error
-    inbox.forget(requestId)
+    inbox.requests.forget(requestId)
     // The Client hears of the failure from this rejection: its journaled call is delivered.
     host.journal.rejected(requestId)
     host.streams.remove(stream!, false)
@@ -292,7 +289,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     const rpcError = envelopeVersion === undefined ? undefined : rpcErrorAnswering(error, requestId!)
     if (rpcError === undefined) throw fail(error)
     host.streams.remove(stream!, false)
-    await host.deliver([rpcError])
+    await inbox.deliver([rpcError])
     return
   }
   if (answer === 'outcome-unknown') {
@@ -319,7 +316,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   // Only a message that is no request is 'accepted' (2xx); a request always has its stream.
   if (requestId === undefined) {
     discard(response)
-    if (answers !== undefined) inbox.answerSent(answers, true)
+    if (answers !== undefined) inbox.serverRequests.answerSent(answers, true)
     if (method === 'notifications/initialized') host.initialized()
     return
   }
@@ -340,10 +337,10 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   }
   host.streams.remove(stream!, false)
   for (const answer of messages) await host.journal.receiving(answer)
-  await host.deliver(messages)
+  await inbox.deliver(messages)
   // Built only when needed: an error's stack trace costs more than the rest of a request's own work.
   // Stryker disable next-line ConditionalExpression: settle ignores a request no longer pending; the check spares the error
-  if (inbox.isPending(requestId)) {
+  if (inbox.requests.isPending(requestId)) {
     inbox.settle(
       requestId,
       new TransportError('outcome-unknown', `The JSON answer to ${what} did not contain its response`),

@@ -1,13 +1,13 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {abortedError, asError} from '../errors.ts'
 import type {TransportEvent, TransportMetrics} from '../events.ts'
-import {methodOf, parseMessages, requestIdOf, responseIdOf} from '../wire/jsonrpc.ts'
+import {parseMessages, responseIdOf} from '../wire/jsonrpc.ts'
 import type {ResolvedOptions} from '../options.ts'
 import {EventBatches, type SseBatch} from './event-batches.ts'
-import type {CallRecord} from '../events.ts'
 import type {OpenStreams} from './open-streams.ts'
 import {watchSilence} from './silence.ts'
-import type {Connection, Stream} from './stream.ts'
+import type {Connection} from './stream.ts'
+import type {Inbox} from '../delivery/inbox.ts'
 
 /** How reading one connection ended, named after what happened. */
 export type ReadOutcome =
@@ -34,10 +34,8 @@ export interface ReaderHost {
    * handle or `input_required` round); undefined when there is nothing to store.
    */
   keepServerRequest(message: JSONRPCMessage): Promise<void> | undefined
-  /** Hands one message to the Client, de-duplicated; a response marks the stream of its request answered. */
-  take(message: JSONRPCMessage, reemitted: boolean, origin?: CallRecord): void
-  /** Undefined when a server request may be handed to the Client now; else when it may (see `Inbox.roomForRequest`). */
-  roomForRequest(signal: AbortSignal): Promise<void> | undefined
+  /** Where messages are delivered to the Client, in order and once; a response marks its request's stream answered. */
+  readonly inbox: Pick<Inbox, 'deliver'>
   emit(event: TransportEvent): void
   report(error: unknown): void
   track(task: Promise<void>): void
@@ -86,7 +84,7 @@ export async function readConnection(
       if (next?.fresh === true) stream.silentResumes = 0
       if (ready !== undefined) {
         await ready.stored
-        await deliverAll(host, ready.messages, stream, reemitted)
+        await host.inbox.deliver(ready.messages, stream, reemitted)
         if (stream.answered) break
       }
       ready = next
@@ -181,45 +179,5 @@ function parseInto(host: ReaderHost, messages: JSONRPCMessage[], data: string): 
     parseMessages(data, messages, host.options.http.redact)
   } catch (error) {
     host.report(error)
-  }
-}
-
-/**
- * Hands `messages` to the Client in order (those of `stream`, or of a JSON answer). Yields a turn before a response that follows other messages:
- * [SDK interop] the SDK Client dispatches a notification one microtask after receiving it but settles a response
- * at once, so a request's last progress and its response in one turn would lose the progress.
- */
-export async function deliverAll(
-  host: Pick<ReaderHost, 'take' | 'emit' | 'roomForRequest'>,
-  messages: JSONRPCMessage[],
-  stream: Stream | undefined,
-  reemitted: boolean,
-): Promise<void> {
-  // Stryker disable next-line BooleanLiteral: a turn more before the first message changes no order
-  let delivered = false
-  const signal = stream?.controller.signal
-  // Left by a previous process: its messages were meant for that process's Client.
-  const orphan = stream?.orphan === true ? stream : undefined
-  for (const message of messages) {
-    const responseId = responseIdOf(message)
-    const isRequest = requestIdOf(message) !== undefined
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: a turn more before any message changes no order
-    if (delivered && responseId !== undefined) await Promise.resolve()
-    // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
-    if (signal !== undefined && isRequest) {
-      // Awaited only when the Client is busy: a turn per server request otherwise.
-      const room = host.roomForRequest(signal)
-      // Stryker disable next-line ConditionalExpression: awaiting undefined costs a turn and changes no order
-      if (room !== undefined) await room
-    }
-    if (signal?.aborted === true) throw abortedError(signal)
-    if (orphan !== undefined && responseId === undefined && !isRequest) {
-      // Progress and logs of a request this process never made would only confuse the Client.
-      host.emit({type: 'orphaned-notification', method: methodOf(message), message, call: orphan.call})
-      continue
-    }
-    if (orphan !== undefined && responseId === orphan.requestId) orphan.answered = true
-    delivered = true
-    host.take(message, reemitted, orphan?.call)
   }
 }

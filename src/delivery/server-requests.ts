@@ -1,0 +1,186 @@
+import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import type {TransportEvent} from '../events.ts'
+import type {Limits} from '../policy/limits.ts'
+import {isJsonRpcId, requestIdOf, responseIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
+import {KeptRequests} from './kept-requests.ts'
+import {RecentMap} from './recent-map.ts'
+
+/** At least how many server requests are remembered to recognise one that comes again. */
+const seenMemory = 1024
+/** At most how many server requests (unanswered, or with the answer given) are kept for a restart. */
+const keptMemory = seenMemory
+
+/** What server requests need of the transport. */
+export interface ServerRequestsHooks {
+  /** Stores server request `key`'s message (the request, or the Client's answer); deletes it when undefined. */
+  store: (key: string, message: JSONRPCMessage | undefined) => Promise<void>
+  track: (task: Promise<void>) => void
+  /** Sends the cached answer to a server request that came again after it was answered. */
+  resend: (answer: JSONRPCMessage) => void
+  /** Server request `id` is off the Client's hands (see `Backpressure`). */
+  release: (id: JsonRpcId) => void
+  /** Reports a server request dropped as a duplicate. */
+  dropped: (what: 'server-request', id: JsonRpcId) => void
+  onEvent: (event: TransportEvent) => void
+  limits: Pick<Limits, 'dedupeBytes' | 'keptRequestBytes'>
+}
+
+/**
+ * A server request seen: `answer` once the Client gave one, and whether that answer's POST is still on its
+ * way. A request that comes back once answered gets the answer again, unless it is on its way already (the
+ * server re-emitted it before the answer reached it).
+ */
+interface Seen {
+  answer: JSONRPCMessage | undefined
+  sending: boolean
+}
+
+/**
+ * The server's requests to the Client: each one is handled once, however often the server sends it; the Client's
+ * answer is cached, to answer again a request that comes back; and what a restart must not lose is kept in the
+ * store (see {@link KeptRequests}): the requests not yet answered, and the answers the server may not have taken.
+ */
+export class ServerRequests {
+  readonly #hooks: ServerRequestsHooks
+  /** Server requests seen lately (their IDs are the server's: weighed), with the Client's answer once it has one. */
+  readonly #seen: RecentMap<JsonRpcId, Seen>
+  /** What a restart must not lose, by {@link keyOfId}; at most {@link keptMemory}. */
+  readonly #kept: KeptRequests
+
+  constructor(hooks: ServerRequestsHooks) {
+    this.#hooks = hooks
+    this.#seen = new RecentMap(seenMemory, hooks.limits.dedupeBytes, (id) => (typeof id === 'string' ? id.length : 0))
+    this.#seen.onOverweight = () => this.#exceeded('dedupeBytes', undefined, undefined)
+    this.#kept = new KeptRequests(keptMemory, hooks.limits.keptRequestBytes, (key, message, overweight) => {
+      if (overweight !== undefined)
+        this.#exceeded('keptRequestBytes', overweight, requestIdOf(message) ?? responseIdOf(message))
+      hooks.track(hooks.store(key, undefined))
+    })
+  }
+
+  /**
+   * Server request `id` arrived: true when it is new, now seen. Else it is dropped as a duplicate, and answered
+   * again when the Client answered it already and that answer is not on its way.
+   */
+  arrived(id: JsonRpcId): boolean {
+    const seen = this.#seen.get(id)
+    if (seen === undefined) {
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` is read only with an answer, and recordAnswer sets both
+      this.#seen.set(id, {answer: undefined, sending: false})
+      return true
+    }
+    this.#hooks.dropped('server-request', id)
+    // Answered already: answer again instead of running the handler twice. Pending: the answer is coming. The re-send
+    // marks the answer on its way at once (send() calls recordAnswer before its first await).
+    if (seen.answer !== undefined && !seen.sending) {
+      this.#hooks.onEvent({type: 'cached-answer-resent', requestId: id})
+      this.#hooks.resend(seen.answer)
+    }
+    return false
+  }
+
+  /**
+   * Keeps server request `message` across restarts, if it is one not seen yet: returns the store write, worth
+   * awaiting before the request is delivered; undefined when there is nothing to store.
+   */
+  keep(message: JSONRPCMessage): Promise<void> | undefined {
+    const id = requestIdOf(message)
+    if (id === undefined || this.#seen.has(id)) return undefined
+    const key = keyOfId(id)
+    if (this.#kept.has(key)) return undefined
+    const chars = JSON.stringify(message).length
+    if (chars > this.#hooks.limits.keptRequestBytes) {
+      // Delivered all the same; only a restart would not hand it over again.
+      this.#exceeded('keptRequestBytes', chars, id)
+      return undefined
+    }
+    this.#kept.keep(key, message, chars)
+    return this.#hooks.store(key, message)
+  }
+
+  /**
+   * Remembers the Client's answer to a server request, to re-send it if the request comes again and the answer is
+   * not on its way already, and stores it for a restart. Returns the request's ID and the store write when
+   * `message` was such an answer; report the end of its POST with {@link answerSent}.
+   */
+  recordAnswer(message: JSONRPCMessage): {id: JsonRpcId; stored: Promise<void>} | undefined {
+    const id = responseIdOf(message)
+    if (id === undefined) return undefined
+    if (!this.#seen.has(id)) {
+      // Forgotten meanwhile (many newer ones came): no POST will report it sent, so the Client's hold ends here.
+      this.#hooks.release(id)
+      return undefined
+    }
+    this.#seen.set(id, {answer: message, sending: true})
+    const key = keyOfId(id)
+    this.#kept.keep(key, message, JSON.stringify(message).length)
+    return {id, stored: this.#hooks.store(key, message)}
+  }
+
+  /**
+   * The POST of the answer to server request `id` is over: `taken` when the server took it, which then asks no more,
+   * so the answer is no longer kept for a restart (only remembered here, for a re-emission already on its way).
+   */
+  answerSent(id: JsonRpcId, taken: boolean): void {
+    const seen = this.#seen.get(id)
+    if (seen !== undefined) seen.sending = false
+    const key = keyOfId(id)
+    if (taken && seen?.answer !== undefined && this.#kept.delete(key))
+      this.#hooks.track(this.#hooks.store(key, undefined))
+    this.#hooks.release(id)
+  }
+
+  /**
+   * What a previous process kept: the requests it received but never answered (`unanswered`: the Client must handle
+   * them now, since a stream resumed after them will not bring them again), and its answers the server may not have
+   * taken (`unsent`: to send again now, for the server asks again only on a stream attached without
+   * `Last-Event-ID`). A request answered is never handled twice.
+   */
+  restore(kept: Map<string, unknown>): {unanswered: JSONRPCMessage[]; unsent: JSONRPCMessage[]} {
+    const unanswered: JSONRPCMessage[] = []
+    const unsent: JSONRPCMessage[] = []
+    for (const [key, value] of kept) {
+      const id: unknown = JSON.parse(key)
+      const message = value as JSONRPCMessage
+      // Stryker disable next-line ConditionalExpression: records.ts loads only keys that parse to a JSON-RPC ID
+      if (!isJsonRpcId(id)) continue
+      if (responseIdOf(message) === id) {
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: start() re-sends it at once, and its recordAnswer sets it again
+        this.#seen.set(id, {answer: message, sending: false})
+        unsent.push(message)
+      } else if (requestIdOf(message) === id) {
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` is read only with an answer, and recordAnswer sets both
+        this.#seen.set(id, {answer: undefined, sending: false})
+        unanswered.push(message)
+      } else continue
+      this.#kept.keep(key, message, JSON.stringify(message).length)
+    }
+    return {unanswered, unsent}
+  }
+
+  /** A new session starts: server request IDs of the old one mean nothing any more. */
+  forget(): void {
+    this.#seen.clear()
+    this.#kept.clear()
+  }
+
+  #exceeded(
+    limit: 'dedupeBytes' | 'keptRequestBytes',
+    size: number | undefined,
+    requestId: JsonRpcId | undefined,
+  ): void {
+    this.#hooks.onEvent({
+      type: 'limit-exceeded',
+      limit,
+      size,
+      max: this.#hooks.limits[limit],
+      stream: undefined,
+      requestId,
+    })
+  }
+}
+
+/** The key of a JSON-RPC ID among kept server requests: `JSON.stringify`, which keeps 1 and "1" apart. */
+function keyOfId(id: JsonRpcId): string {
+  return JSON.stringify(id)
+}
