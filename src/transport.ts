@@ -14,10 +14,11 @@ import {OwnedStore} from './persistence/ownership.ts'
 import {SessionRecords} from './persistence/records.ts'
 import type {JsonValue} from './persistence/store.ts'
 import {Session} from './session/session.ts'
-import {StreamLifecycle, type LifecycleHost, type Opening} from './streams/lifecycle.ts'
+import {StreamLifecycle, type LifecycleHost} from './streams/lifecycle.ts'
 import {OpenStreams} from './streams/open-streams.ts'
 import {readConnection, type ReaderHost} from './streams/reader.ts'
-import {wireIdOfKey, type StreamInit} from './streams/stream.ts'
+import {Standalone} from './streams/standalone.ts'
+import {wireIdOfKey} from './streams/stream.ts'
 
 /**
  * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor,
@@ -32,6 +33,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   readonly #session: Session
   readonly #streams: OpenStreams
   readonly #lifecycle: StreamLifecycle
+  readonly #standalone: Standalone
   readonly #postHost: PostHost
   readonly #ending: SessionEnding
   /** [v2 SDK `Transport`] one POST and stream per request: the v2 Client cancels a 2026-07-28 request by `requestSignal`. */
@@ -41,7 +43,6 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   readonly #tasks = new Set<Promise<void>>()
   /** The session the app handed over, attached on the first `start()` only. */
   #sessionIdOption: string | undefined
-  #standaloneOffered = true
   /** Present between `start()` and `close()`; the root of the abort tree. */
   #lifetime: AbortController | undefined
 
@@ -87,6 +88,15 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       track: (task) => this.#track(task),
     })
     const reader = this.#readerHost()
+    this.#standalone = new Standalone({
+      options: this.#options,
+      streams: this.#streams,
+      lifetime: () => this.#lifetime?.signal,
+      stateless: () => this.#session.stateless,
+      follow: (stream, opening) => this.#track(this.#lifecycle.open(stream, opening)),
+      emit: (event) => this.#emit(event),
+      report: (error) => this.report(error),
+    })
     this.#lifecycle = new StreamLifecycle(this.#lifecycleHost(reader))
     this.#ending = new SessionEnding({
       ...this.#options,
@@ -95,7 +105,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       streams: this.#streams,
       emit: (event) => this.#emit(event),
       report: (error) => this.report(error),
-      wantReemission: () => this.#lifecycle.wantReemission(),
+      standalone: this.#standalone,
     })
     this.#postHost = {
       http: this.#options.http,
@@ -109,10 +119,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       follow: (stream, body) => this.#track(this.#lifecycle.follow(stream, body)),
       expireSession: (error) => this.#ending.expire(error, false),
       sessionRefused: (...refusal) => this.#ending.sessionRefused(...refusal),
-      initialized: () => this.#openStandalone('open', undefined),
-      reachable: () => this.#lifecycle.wakeStandalone(),
+      standalone: this.#standalone,
       journal: this.#journal,
-      wantReemission: () => this.#lifecycle.wantReemission(),
     }
   }
 
@@ -168,7 +176,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     for (const answer of unsent) this.#track(this.#resend(answer))
     // Session resumption (the Client skips `initialize`): the standalone stream re-attaches, from its cursor if kept...
     const standalone = stored.get('standalone')
-    this.#openStandalone('reattach', standalone === undefined ? undefined : {record: standalone, sessionId})
+    this.#standalone.open('reattach', standalone === undefined ? undefined : {record: standalone, sessionId})
     // ...and resumes every response stream the previous process left unfinished (stream resumption).
     for (const [key, record] of stored) {
       const requestId = wireIdOfKey(key)
@@ -283,9 +291,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       // Stryker disable next-line ConditionalExpression: inbox.settle of no ID finds no request
       settle: (stream, error) => stream.requestId !== undefined && this.#inbox.settle(stream.requestId, error),
       expireSession: (error) => this.#ending.expire(error, true),
-      standaloneNotOffered: () => (this.#standaloneOffered = false),
-      // Stryker disable next-line StringLiteral: without a cursor, the first GET clears what 'reattach' sets (replay, then re-attach)
-      reattachStandalone: () => this.#openStandalone('reattach', undefined),
+      standalone: this.#standalone,
       removeStream: (stream) => this.#streams.remove(stream, this.#lifetime === undefined),
     }
   }
@@ -295,28 +301,9 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const adopted = this.#session.settleOffer(wireId, 'result' in message ? (message.result as JsonValue) : undefined)
     if (adopted === undefined) return
     // A 405 refused the GET of the session before: the new one may be served by a server that offers it.
-    this.#standaloneOffered = true
+    this.#standalone.newSession()
     this.#metrics.newSessions++
     this.#emit({type: 'session-started', sessionId: adopted})
-  }
-
-  /** Opens the standalone GET stream, unless it is open, not offered, or the era has none. */
-  #openStandalone(opening: Opening, stored: StreamInit['stored']): void {
-    if (
-      this.#lifetime === undefined ||
-      this.#session.stateless ||
-      !this.#standaloneOffered ||
-      this.#streams.has('standalone')
-    )
-      return
-    const stream = this.#streams.add(this.#lifetime.signal, {
-      kind: 'standalone',
-      requestId: undefined,
-      call: undefined,
-      orphan: false,
-      stored,
-    })
-    this.#track(this.#lifecycle.open(stream, opening))
   }
 
   /** Answers a re-sent server request with the answer the Client gave it before. */

@@ -4,6 +4,7 @@ import type {TransportEvent} from '../events.ts'
 import {rpcErrorIn} from '../modern/answers.ts'
 import {classifyStreamAnswer} from '../policy/decision.ts'
 import type {OpenStreams} from '../streams/open-streams.ts'
+import type {Standalone} from '../streams/standalone.ts'
 import {discard, exchange, isEventStream, type HttpClient} from '../wire/http.ts'
 import {deleteSession} from './post.ts'
 import type {Session} from './session.ts'
@@ -18,7 +19,7 @@ export interface EndingHost {
   /** Reports a failure found in the background (`onerror`). */
   report(error: unknown): void
   /** A GET of the session opened a stream of its own: the standalone stream's next connection goes without cursor. */
-  wantReemission(): void
+  readonly standalone: Pick<Standalone, 'wantReemission'>
 }
 
 /**
@@ -83,7 +84,7 @@ export class SessionEnding {
       sentCursor: false,
     })
     // The session lives. What the server may have put on that stream comes again to one attached without cursor.
-    if (answer === 'open') this.#host.wantReemission()
+    if (answer === 'open') this.#host.standalone.wantReemission()
     return answer === 'session-expired' ? response.status : undefined
   }
 

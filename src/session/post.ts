@@ -13,6 +13,7 @@ import {rpcErrorAnswering} from '../modern/answers.ts'
 import {requestHeaders} from '../modern/headers.ts'
 import type {Session} from './session.ts'
 import type {OpenStreams} from '../streams/open-streams.ts'
+import type {Standalone} from '../streams/standalone.ts'
 import {requestKey, type Stream, type StreamInit} from '../streams/stream.ts'
 
 /** One message on its way, as `send` prepared it, with what to undo when it fails. */
@@ -70,12 +71,12 @@ export interface PostHost {
     requestId: number | undefined,
     signal: AbortSignal,
   ): Promise<number | undefined>
-  /** The session is initialized: open the standalone GET stream. */
-  initialized(): void
-  /** A request was answered: a degraded standalone stream tries again at once. */
-  reachable(): void
-  /** A request may have run and its stream will not be read: its tool's server requests must be re-emitted. */
-  wantReemission(): void
+  /**
+   * The standalone GET stream: opened once the session is initialized, woken from its degraded wait by a request
+   * answered, re-attached when a request may have run and its stream will not be read (its tool's server requests
+   * must be re-emitted).
+   */
+  readonly standalone: Pick<Standalone, 'open' | 'wake' | 'wantReemission'>
   /** The call journal: a `tools/call` is recorded (resolves once stored) before it is sent. */
   readonly journal: Pick<CallJournal, 'sending' | 'receiving' | 'rejected'>
 }
@@ -236,7 +237,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
         })
       : error
     // [docs/failures.md] its tool may be asking the client meanwhile, on a stream nobody reads.
-    if (isTransportError(failure, 'outcome-unknown')) host.wantReemission()
+    if (isTransportError(failure, 'outcome-unknown')) host.standalone.wantReemission()
     return failure
   }
   // [spec 2026-07-28] a request of that era goes without the session: the era has none.
@@ -304,7 +305,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     )
   }
   // The server answered a request: the way to it is open again.
-  host.reachable()
+  host.standalone.wake()
   if (method === 'initialize' && requestId !== undefined) {
     try {
       session.offer(requestId, response.headers.get('mcp-session-id'))
@@ -317,7 +318,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   if (requestId === undefined) {
     discard(response)
     if (answers !== undefined) inbox.serverRequests.answerSent(answers, true)
-    if (method === 'notifications/initialized') host.initialized()
+    if (method === 'notifications/initialized') host.standalone.open('open', undefined)
     return
   }
   if (answer === 'event-stream') {

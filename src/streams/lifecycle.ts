@@ -1,5 +1,4 @@
 import {isAuthorizationFailure} from '../wire/auth.ts'
-import {ChildAbort} from '../policy/abort.ts'
 import {firstBackoff, retryAfterMs, retryWithBackoff, sleep} from '../policy/backoff.ts'
 import {classifyStreamAnswer, decideReconnect, type ReconnectBranch} from '../policy/decision.ts'
 import {abortedError, asError, isTransportError, TransportError} from '../errors.ts'
@@ -9,7 +8,8 @@ import type {ResolvedOptions} from '../options.ts'
 import type {OpenStreams} from './open-streams.ts'
 import type {ReadOutcome} from './reader.ts'
 import {silentResumesAllowed} from './silence.ts'
-import type {Connection, Stream} from './stream.ts'
+import type {Standalone} from './standalone.ts'
+import type {Connection, Opening, Stream} from './stream.ts'
 
 /*
  * The life of one stream, from its first connection to its end: the reconnect state machine
@@ -45,22 +45,10 @@ import type {Connection, Stream} from './stream.ts'
  * An abort (close, cancellation, the session ending) stops it at any step, silently: whoever aborted accounts for it.
  */
 
-/** How a stream that has no connection yet starts. */
-export type Opening =
-  /** The standalone stream, first opened after `notifications/initialized`: a GET without cursor. */
-  | 'open'
-  /** Re-attaching a held session (a new process, an app-kept session ID): decided like a reconnect, at once. */
-  | 'reattach'
-  /** A stream that broke, or a previous process's stream: decided like a reconnect, after the stream's wait. */
-  | 'resume'
-
 /** How a stream ended, named after what happened. */
 type Ending =
   | {reason: 'completed' | 'abandoned'}
   | {reason: 'silent' | 'not-offered' | 'ended-by-server' | 'given-up'; error: TransportError}
-
-/** How long the resumed standalone stream of a re-attached session reads its replay before it re-attaches without cursor. */
-const replayReadMs = 250
 
 /** Where a stream is after a connection: ended, broken after progress, or to re-attach without its cursor at once. */
 type Step = Ending | 'broke' | 'reattach'
@@ -83,10 +71,11 @@ export interface LifecycleHost {
   settle(stream: Stream, error: TransportError): void
   /** [spec transports, session management] the session is gone: end it, report it once. */
   expireSession(error: TransportError): Promise<void>
-  /** The server offers no standalone GET stream: never open one again in this session. */
-  standaloneNotOffered(): void
-  /** Attaches a fresh standalone stream without cursor: the session's server requests are re-emitted there. */
-  reattachStandalone(): void
+  /** The standalone stream's policy: when it opens, re-attaches without cursor, degrades. */
+  readonly standalone: Pick<
+    Standalone,
+    'open' | 'notOffered' | 'wantReemission' | 'deciding' | 'connecting' | 'opened' | 'degrade'
+  >
   removeStream(stream: Stream): void
   emit(event: TransportEvent): void
   report(error: unknown): void
@@ -95,15 +84,6 @@ export interface LifecycleHost {
 
 export class StreamLifecycle {
   readonly #host: LifecycleHost
-  /** Wakes the degraded standalone stream's wait. */
-  #wake: ChildAbort | undefined
-  /**
-   * A response stream ended without its answer: the server requests its tool sent on it come back only to a stream
-   * attached without `Last-Event-ID`, so the standalone stream's next reconnect is a session resumption.
-   */
-  #reemissionWanted = false
-  /** A stored session was re-attached: its standalone stream, resumed, re-attaches without cursor once it has read its replay (the previous process may have left response streams it never recorded). */
-  #replayThenReattach = false
 
   constructor(host: LifecycleHost) {
     this.#host = host
@@ -121,13 +101,7 @@ export class StreamLifecycle {
 
   /** Opens `stream`, then follows it to its end. */
   open(stream: Stream, opening: Opening): Promise<void> {
-    if (opening === 'reattach' && stream.kind === 'standalone') this.#replayThenReattach = true
     return this.#run(stream, () => this.#series(stream, opening))
-  }
-
-  /** The standalone stream waits for its next slow attempt: a request that succeeded wakes it at once. */
-  wakeStandalone(): void {
-    this.#wake?.abort()
   }
 
   async #run(stream: Stream, first: () => Promise<Step>): Promise<void> {
@@ -140,7 +114,8 @@ export class StreamLifecycle {
         else if (step === 'reattach') step = await this.#settled(stream, () => this.#series(stream, 'reattach'))
         // [docs/failures.md] the standalone stream is never abandoned while its session lives.
         else if (step.reason === 'given-up' && stream.kind === 'standalone')
-          step = await this.#degraded(stream, step.error)
+          // Stryker disable next-line StringLiteral: #series tells only 'open' and 'resume' from the rest
+          step = await this.#host.standalone.degrade(stream, step.error, () => this.#series(stream, 'reattach', 1))
         else break
       }
       this.#end(stream, step)
@@ -158,32 +133,6 @@ export class StreamLifecycle {
     } catch (error) {
       stream.controller.signal.throwIfAborted()
       return this.#givenUp(stream, error)
-    }
-  }
-
-  /**
-   * DEGRADED: the standalone stream ran out of fast attempts. Said once (an event and `onerror`), then tried every
-   * `maxDelayMs`, or at once when a request succeeds, until a connection opens again.
-   */
-  async #degraded(stream: Stream, error: TransportError): Promise<Step> {
-    const host = this.#host
-    const cause = error.cause ?? error
-    stream.degradedSince ??= Date.now()
-    host.emit({type: 'stream-degraded', stream: stream.kind, error: cause instanceof Error ? cause : error})
-    host.report(cause)
-    for (;;) {
-      // Woken early by a request that succeeded, or aborted: p-retry then throws the abort before any attempt.
-      const wake = (this.#wake = new ChildAbort(stream.controller.signal))
-      await sleep(host.options.reconnect.maxDelayMs, wake.signal).then(
-        () => wake.release(),
-        () => wake.release(),
-      )
-      try {
-        // Stryker disable next-line StringLiteral: #series tells only 'open' and 'resume' from the rest
-        return await this.#series(stream, 'reattach', 1)
-      } catch {
-        stream.controller.signal.throwIfAborted()
-      }
     }
   }
 
@@ -231,13 +180,13 @@ export class StreamLifecycle {
     const host = this.#host
     // Answered on another stream (the standalone one, a replay) while this one waited: nothing left to resume.
     if (stream.answered) return {reason: 'completed'}
-    if (stream.kind === 'standalone' && this.#reemissionWanted) stream.dropCursor()
+    host.standalone.deciding(stream)
     const decision = decideReconnect({sessionId: host.sessionId(), ...stream.cursorFacts(), stream: stream.kind})
     if (decision.branch === 'stream-resumption') return {branch: decision.branch, lastEventId: decision.lastEventId}
     // Stryker disable next-line ConditionalExpression,CallExpression: a cursor the decision dropped is never sent (the next decision drops it again, and persistable applies the same rule): dropping it only frees it
     if (decision.dropCursor) stream.dropCursor()
     if (decision.settleRequest) {
-      this.wantReemission()
+      host.standalone.wantReemission()
       // The answer was on this stream and only a cursor could have brought it back.
       const why = stream.refusal?.message ?? 'the stream broke before any event ID'
       host.settle(
@@ -249,7 +198,8 @@ export class StreamLifecycle {
       return {branch: decision.branch, lastEventId: undefined}
     }
     // The session's server requests come back on a fresh standalone stream, attached without a cursor.
-    if (decision.branch === 'session-resumption') host.reattachStandalone()
+    // Stryker disable next-line StringLiteral: without a cursor, the first GET clears what 'reattach' sets (replay, then re-attach)
+    if (decision.branch === 'session-resumption') host.standalone.open('reattach', undefined)
     return {reason: 'abandoned'}
   }
 
@@ -263,8 +213,7 @@ export class StreamLifecycle {
     const sessionId = host.sessionId()
     const headers = {'mcp-session-id': sessionId, 'last-event-id': lastEventId}
     const {kind, requestId} = stream
-    // [docs/design.md#what-a-server-must-do] a GET without Last-Event-ID gets every pending server request again.
-    if (kind === 'standalone' && lastEventId === undefined) this.#reemissionWanted = this.#replayThenReattach = false
+    host.standalone.connecting(stream, lastEventId)
     if (branch === 'open') {
       host.emit({type: 'stream-opened', stream: kind, requestId, headers})
     } else {
@@ -317,19 +266,7 @@ export class StreamLifecycle {
     })
     const what = `GET ${stream.describe()}`
     if (answer === 'open') {
-      if (stream.degradedSince !== undefined) {
-        host.emit({type: 'stream-recovered', stream: kind, downMs: Date.now() - stream.degradedSince})
-        stream.degradedSince = undefined
-      }
-      if (kind === 'standalone' && this.#replayThenReattach) {
-        this.#replayThenReattach = false
-        // [docs/design.md#what-is-persisted] a crash within quietCursorWriteMs of a POST's priming event left no record
-        // of its stream: what its tool asked comes back only to a stream attached without Last-Event-ID.
-        void sleep(replayReadMs, stream.controller.signal).then(
-          () => this.wantReemission(),
-          () => {},
-        )
-      }
+      host.standalone.opened(stream)
       return this.#read(connection, response.body!)
     }
     if (answer === 'transient') {
@@ -362,7 +299,7 @@ export class StreamLifecycle {
         return 'cursor-refused'
       }
       case 'not-offered':
-        if (kind === 'standalone') host.standaloneNotOffered()
+        host.standalone.notOffered(stream)
         return {
           reason: 'not-offered',
           error: outcomeUnknown(
@@ -418,17 +355,6 @@ export class StreamLifecycle {
     }
   }
 
-  /**
-   * A request's response stream ended (or was never read) without its answer: the standalone stream's next
-   * connection goes without its cursor, and one that has a connection (open, or on its way) ends it to re-attach
-   * at once (unless not `now`), lest the tool's server requests wait for its next break, which may never come.
-   */
-  wantReemission(now = true): void {
-    this.#reemissionWanted = true
-    // Its connection, from its GET to the end of its reading, ends: the stream re-attaches at once.
-    if (now) this.#host.streams.get('standalone')?.endConnection('reattach')
-  }
-
   /** ENDED: what the end means for the stream's request, or for the app when it is the standalone stream. */
   #end(stream: Stream, ending: Ending): void {
     const host = this.#host
@@ -437,7 +363,7 @@ export class StreamLifecycle {
     // a cursor anyway.
     if ('error' in ending) {
       // Ended for want of the user's authorization: re-attaching now would only meet it again (and report it again).
-      this.wantReemission(!isAuthorizationFailure(ending.error.cause))
+      host.standalone.wantReemission(!isAuthorizationFailure(ending.error.cause))
       host.settle(stream, ending.error)
     }
     host.emit({type: 'stream-closed', stream: stream.kind, requestId: stream.requestId, reason: ending.reason})

@@ -16,6 +16,15 @@ export interface StreamCaps {
   emit(event: TransportEvent): void
 }
 
+/** How a stream that has no connection yet starts. */
+export type Opening =
+  /** The standalone stream, first opened after `notifications/initialized`: a GET without cursor. */
+  | 'open'
+  /** Re-attaching a held session (a new process, an app-kept session ID): decided like a reconnect, at once. */
+  | 'reattach'
+  /** A stream that broke, or a previous process's stream: decided like a reconnect, after the stream's wait. */
+  | 'resume'
+
 /** How a stream is known before it has a connection. */
 export interface StreamInit {
   kind: StreamKind
@@ -60,8 +69,6 @@ export class Stream {
   refusal: TransportError | undefined
   /** Not before this `Date.now()`, as the last answer's `Retry-After` asked. */
   retryAfterUntil: number | undefined
-  /** Since when the standalone stream has been out of fast attempts (docs/failures.md). */
-  degradedSince: number | undefined
   /**
    * Resumed connections in a row that fell silent (`resumeTimeoutMs`) without bringing anything new: past
    * `silentResumesAllowed`, the request is settled (docs/design.md#the-state-machine).
