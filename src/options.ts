@@ -24,8 +24,9 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    */
   storeKey?: string | undefined
   /**
-   * A session the app kept itself (visible ASCII, as the server gave it): the transport attaches to it (session
-   * resumption, no cursors) and the Client skips `initialize`.
+   * A session the app kept itself (1 to 1024 visible ASCII characters, as the server gave it): the transport
+   * attaches to it (session resumption, no cursors) and the Client skips `initialize`. Any other value is a
+   * `TypeError` at construction.
    * @defaultValue the session found in `store`, if any
    */
   sessionId?: string | undefined

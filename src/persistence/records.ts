@@ -1,6 +1,6 @@
 import type {CallRecord, TransportEvent} from '../events.ts'
 import {isJsonRpcId} from '../wire/jsonrpc.ts'
-import {isSendableEventId} from '../policy/limits.ts'
+import {isSendableEventId, isSessionId, sessionIdRule} from '../policy/limits.ts'
 import type {ResolvedOptions} from '../options.ts'
 import type {StoreNamespace} from '../wire/namespace.ts'
 import {CoalescedWriter} from './coalesced-writer.ts'
@@ -36,8 +36,6 @@ export interface StreamRecord {
   call: CallRecord | undefined
 }
 
-/** [spec transports, session management] a session ID is visible ASCII; longer than this is no plausible one. */
-const validSessionId = /^[\x21-\x7E]{1,1024}$/
 /** A protocol version is a date (2025-11-25); longer than this is no plausible one. */
 const maxProtocolVersion = 64
 /**
@@ -347,8 +345,7 @@ export class SessionRecords {
 function invalidSession(value: JsonValue): string | undefined {
   if (!isObject(value)) return 'a session record that is not an object'
   const {sessionId, protocolVersion, requestIdsReserved} = value
-  if (typeof sessionId !== 'string' || !validSessionId.test(sessionId))
-    return 'a session ID that is not 1 to 1024 visible ASCII characters'
+  if (!isSessionId(sessionId)) return `a session ID that is not ${sessionIdRule}`
   if (
     protocolVersion !== undefined &&
     (typeof protocolVersion !== 'string' || protocolVersion.length > maxProtocolVersion)

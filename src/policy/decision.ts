@@ -39,11 +39,24 @@ export function decideReconnect(input: ReconnectInput): ReconnectDecision {
     // No session: an event ID without its session is meaningless (docs/design.md#the-decision).
     return {branch: 'new-session', dropCursor: cursor !== undefined, settleRequest}
   }
-  // [spec 2025-11-25 transports] event IDs are unique within a session only: never send one to another session.
-  // [WHATWG SSE] an empty `id:` resets the cursor, so an empty one is no cursor.
-  const usable = cursor !== undefined && !cursorRejected && cursor.sessionId === sessionId && cursor.lastEventId !== ''
-  if (usable) return {branch: 'stream-resumption', sessionId, lastEventId: cursor.lastEventId}
+  const lastEventId = usableCursor(cursor, cursorRejected, sessionId)
+  if (lastEventId !== undefined) return {branch: 'stream-resumption', sessionId, lastEventId}
   return {branch: 'session-resumption', sessionId, dropCursor: cursor !== undefined, settleRequest}
+}
+
+/**
+ * The cursor rule (docs/design.md#cursor): the `Last-Event-ID` a stream may send to session `sessionId`, if any.
+ * The reconnect decision and `Stream.cursorFor` (what is stored, what errors quote) both ask here.
+ */
+export function usableCursor(
+  cursor: ReconnectInput['cursor'],
+  cursorRejected: boolean,
+  sessionId: string,
+): string | undefined {
+  // [spec 2025-11-25 transports] event IDs are unique within a session only: never send one to another session.
+  // [WHATWG SSE] an empty `id:` resets the cursor, so an empty one is no cursor; a refused one is never sent again.
+  if (cursor?.sessionId !== sessionId || cursorRejected || cursor.lastEventId === '') return undefined
+  return cursor.lastEventId
 }
 
 /*

@@ -114,12 +114,19 @@ export function isHeaderName(name: string): boolean {
   return fieldName.test(name)
 }
 
-/** [spec transports, session management] a session ID is visible ASCII, 0x21 to 0x7E. */
-const validSessionId = /^[\x21-\x7E]+$/
+/**
+ * [spec transports, session management] a session ID is visible ASCII, 0x21 to 0x7E. Longer than 1024 characters is
+ * no plausible one: the same cap holds for what the server issues, the `sessionId` option and a stored record, so a
+ * session taken in one process is one the next can resume.
+ */
+const validSessionId = /^[\x21-\x7E]{1,1024}$/
 
-/** True when `id` is a session ID a server may give and a request may carry. */
-export function isSessionId(id: string): boolean {
-  return validSessionId.test(id)
+/** What a session ID is, as the errors that refuse one say it. */
+export const sessionIdRule = '1 to 1024 visible ASCII characters (0x21-0x7E)'
+
+/** True when `id` is a session ID a server may give, a request may carry and a store may keep. */
+export function isSessionId(id: unknown): id is string {
+  return typeof id === 'string' && validSessionId.test(id)
 }
 
 /** True when `id` can go back to the server as `Last-Event-ID`: within the cap and a valid header value. */

@@ -1,4 +1,4 @@
-import {isHeaderName, isSessionId} from './limits.ts'
+import {isHeaderName, isSessionId, sessionIdRule} from './limits.ts'
 
 /*
  * The values of the options that no resolver of their own checks (limits.ts, backoff.ts, the store's, the
@@ -18,7 +18,7 @@ const timeout: Accepts = ['a number > 0 (Infinity: no deadline)', isTimeout]
 
 const accepted: Readonly<Record<string, Accepts>> = {
   storeKey: ['a string', (value) => typeof value === 'string'],
-  sessionId: ['a session ID: visible ASCII (0x21-0x7E)', (value) => typeof value === 'string' && isSessionId(value)],
+  sessionId: [`a session ID: ${sessionIdRule}`, isSessionId],
   fetch: ['a function', isFunction],
   onEvent: ['a function, called with each event', isFunction],
   durability: ["'strict' or 'relaxed'", (value) => value === 'strict' || value === 'relaxed'],

@@ -1,7 +1,7 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportError} from '../errors.ts'
-import type {JsonRpcId} from '../wire/jsonrpc.ts'
-import {isSessionId} from '../policy/limits.ts'
+import {excerpt, type JsonRpcId} from '../wire/jsonrpc.ts'
+import {isSessionId, sessionIdRule} from '../policy/limits.ts'
 import type {OwnedStore} from '../persistence/ownership.ts'
 import type {SessionRecord, SessionRecords} from '../persistence/records.ts'
 import type {JsonValue} from '../persistence/store.ts'
@@ -132,15 +132,16 @@ export class Session {
   }
 
   /**
-   * The session ID the server offered with its answer to initialize request `requestId`, checked at once: only
-   * visible ASCII is allowed. Without the header, the server keeps no session and nothing will be resumable.
+   * The session ID the server offered with its answer to initialize request `requestId`, checked at once by the
+   * rule every session ID meets (`isSessionId`). Without the header, the server keeps no session and nothing will be
+   * resumable.
    */
   offer(requestId: JsonRpcId, header: string | null): void {
     if (header === null) return
     if (!isSessionId(header)) {
       throw new TransportError(
         'protocol',
-        `The server sent an invalid session ID ${JSON.stringify(header)}: only visible ASCII is allowed`,
+        `The server sent an invalid session ID ${excerpt(header)}: only ${sessionIdRule} are allowed`,
       )
     }
     this.#offered = {requestId, sessionId: header}

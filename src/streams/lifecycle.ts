@@ -93,7 +93,7 @@ export class StreamLifecycle {
   follow(stream: Stream, body: ReadableStream<Uint8Array>): Promise<void> {
     return this.#run(stream, async () => {
       // Stryker disable next-line StringLiteral: a connection's branch is read only to tell a session resumption
-      const connection = stream.connect('open', false)
+      const connection = stream.connect('open', undefined)
       const outcome = await this.#host.read(connection, body).finally(() => connection.release())
       return outcome === 'completed' ? {reason: 'completed'} : 'broke'
     })
@@ -221,7 +221,7 @@ export class StreamLifecycle {
       if (branch === 'session-resumption') host.metrics.sessionResumptions++
       host.emit({type: 'reconnect', stream: kind, requestId, branch, attempt, headers})
     }
-    const connection = stream.connect(branch, lastEventId !== undefined)
+    const connection = stream.connect(branch, lastEventId)
     return this.#opened(connection, sessionId, lastEventId).finally(() => connection.release())
   }
 
@@ -338,7 +338,7 @@ export class StreamLifecycle {
         if (++stream.silentResumes <= silentResumesAllowed) return 'broke'
         // [SDK interop] the SDK's example InMemoryEventStore answers a Last-Event-ID it does not know with 200 and a
         // stream that never carries anything: waiting longer would hang the request for ever.
-        const why = `${stream.silentResumes} resumptions in a row brought nothing new within ${this.#host.options.resumeTimeoutMs} ms, the last from Last-Event-ID ${JSON.stringify(stream.cursorFor(this.#host.sessionId()))}`
+        const why = `${stream.silentResumes} resumptions in a row brought nothing new within ${this.#host.options.resumeTimeoutMs} ms, the last from Last-Event-ID ${JSON.stringify(connection.lastEventId)}`
         return {reason: 'silent', error: outcomeUnknown(`${stream.describe()}: ${why}; the request was not sent again`)}
       }
     }

@@ -1,4 +1,4 @@
-import type {ReconnectBranch, ReconnectInput} from '../policy/decision.ts'
+import {usableCursor, type ReconnectBranch, type ReconnectInput} from '../policy/decision.ts'
 import type {TransportError} from '../errors.ts'
 import type {StreamKind, TransportEvent} from '../events.ts'
 import {isHeaderValue, type Limits} from '../policy/limits.ts'
@@ -43,9 +43,9 @@ export interface StreamInit {
 }
 
 /**
- * One SSE stream with its own cursor and `retry`, across all the connections that carry it. The cursor rule lives
- * here (docs/design.md#cursor): a cursor is sent only inside the session that produced it, only when not empty,
- * and never again once the server refused it; the next event the stream brings makes a new, valid one.
+ * One SSE stream with its own cursor and `retry`, across all the connections that carry it. It keeps the cursor
+ * (docs/design.md#cursor); `usableCursor` says when it may be sent: only inside the session that produced it, only
+ * when not empty, and never again once the server refused it. The next event the stream brings makes a new one.
  */
 export class Stream {
   readonly key: string
@@ -169,15 +169,10 @@ export class Stream {
     this.#lastEventId = this.#cursorSession = undefined
   }
 
-  /** The `Last-Event-ID` this stream may send to `sessionId`, if any (the cursor rule). */
-  cursorFor(sessionId: string | undefined): string | undefined {
-    const id = this.#lastEventId
-    // [WHATWG SSE] an empty `id:` resets the cursor. [spec 2025-11-25 transports] event IDs are unique within a
-    // session only: never send one to another session.
-    if (id === '' || this.#refused) return undefined
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: an undefined `id` is returned as it is; no caller asks with a cursor but no session, nor outside the cursor's session (docs/mutation.md)
-    if (id === undefined || sessionId === undefined || this.#cursorSession !== sessionId) return undefined
-    return id
+  /** The `Last-Event-ID` this stream may send to `sessionId`, if any (the cursor rule, `usableCursor`). */
+  cursorFor(sessionId: string): string | undefined {
+    const {cursor, cursorRejected} = this.cursorFacts()
+    return usableCursor(cursor, cursorRejected, sessionId)
   }
 
   /** What the reconnect decision needs to know of the cursor. */
@@ -209,8 +204,8 @@ export class Stream {
   }
 
   /** A connection of this stream, from its request to the end of its reading: see {@link Connection}. */
-  connect(branch: ReconnectBranch | 'open', resumed: boolean): Connection {
-    const connection: Connection = new Connection(this, branch, resumed, () => {
+  connect(branch: ReconnectBranch | 'open', lastEventId: string | undefined): Connection {
+    const connection: Connection = new Connection(this, branch, lastEventId, () => {
       if (this.#connection === connection) this.#connection = undefined
     })
     this.#connection = connection
@@ -241,18 +236,23 @@ export type ConnectionEnd =
 export class Connection extends ChildAbort {
   readonly stream: Stream
   readonly branch: ReconnectBranch | 'open'
-  /** Sent with `Last-Event-ID`: what arrives is a replay. */
-  readonly resumed: boolean
+  /** The `Last-Event-ID` it was sent with, if any: what arrives then is a replay. */
+  readonly lastEventId: string | undefined
   /** Why it ended alone, if it did. */
   endedBy: ConnectionEnd | undefined
   readonly #released: () => void
 
-  constructor(stream: Stream, branch: ReconnectBranch | 'open', resumed: boolean, released: () => void) {
+  constructor(stream: Stream, branch: ReconnectBranch | 'open', lastEventId: string | undefined, released: () => void) {
     super(stream.controller.signal)
     this.stream = stream
     this.branch = branch
-    this.resumed = resumed
+    this.lastEventId = lastEventId
     this.#released = released
+  }
+
+  /** Sent with `Last-Event-ID`: what arrives is a replay. */
+  get resumed(): boolean {
+    return this.lastEventId !== undefined
   }
 
   /** Ends this connection alone, saying why; the stream lives on. Nothing once it is aborted already. */

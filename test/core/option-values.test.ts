@@ -206,7 +206,7 @@ describe('every other option value, checked at construction', () => {
     [
       'sessionId a number',
       {sessionId: 42 as never},
-      'options.sessionId must be a session ID: visible ASCII (0x21-0x7E), got 42',
+      'options.sessionId must be a session ID: 1 to 1024 visible ASCII characters (0x21-0x7E), got 42',
     ],
     [
       "resumeTimeoutMs '5000'",

@@ -398,11 +398,30 @@ describe('the sessionId option', () => {
     (sessionId) => {
       expect(() => new ResumableHTTPClientTransport(new URL(url), {sessionId})).toThrow(
         new TypeError(
-          `options.sessionId must be a session ID: visible ASCII (0x21-0x7E), got ${JSON.stringify(sessionId)}`,
+          `options.sessionId must be a session ID: 1 to 1024 visible ASCII characters (0x21-0x7E), got ${JSON.stringify(sessionId)}`,
         ),
       )
     },
   )
+
+  it('a sessionId option of 1025 characters, more than a stored record holds, is a TypeError at construction', () => {
+    expect(() => new ResumableHTTPClientTransport(new URL(url), {sessionId: 's'.repeat(1025)})).toThrow(
+      new TypeError(
+        `options.sessionId must be a session ID: 1 to 1024 visible ASCII characters (0x21-0x7E), got "${'s'.repeat(1025)}"`,
+      ),
+    )
+  })
+
+  it('a sessionId option of 1024 characters, the most a stored record holds, is attached to', async () => {
+    const mock = useMock({sessionIds: ['s'.repeat(1024)]})
+    await storedSession()
+    const before = mock.requests('GET').length
+    const {transport} = await started({sessionId: 's'.repeat(1024)})
+    expect(transport.sessionId).toBe('s'.repeat(1024))
+    await until(() => mock.requests('GET').length > before)
+    expect(mock.requests('GET')[before]).toMatchObject({sessionId: 's'.repeat(1024), status: 200})
+    await transport.close()
+  })
 })
 
 describe('what the session says and writes', () => {
@@ -411,8 +430,28 @@ describe('what the session says and writes', () => {
     const error = await failure(connect())
     expect(isTransportError(error, 'protocol')).toBe(true)
     expect((error as Error).message).toBe(
-      'The server sent an invalid session ID "bad id": only visible ASCII is allowed',
+      'The server sent an invalid session ID "bad id": only 1 to 1024 visible ASCII characters (0x21-0x7E) are allowed',
     )
+  })
+
+  it('a session ID of 1025 characters from the server fails connect with protocol as an invalid one does, and nothing of it is stored', async () => {
+    useMock({sessionIds: ['s'.repeat(1025)]})
+    const store = new RecordingStore()
+    const error = await failure(connect({store}))
+    expect(isTransportError(error, 'protocol')).toBe(true)
+    expect((error as Error).message).toBe(
+      `The server sent an invalid session ID "${'s'.repeat(200)}…": only 1 to 1024 visible ASCII characters (0x21-0x7E) are allowed`,
+    )
+    expect(store.writes).toEqual([])
+  })
+
+  it('a session ID of 1024 characters from the server starts the session, and a next process resumes it from the store', async () => {
+    const mock = useMock({sessionIds: ['s'.repeat(1024)]})
+    const store = await storedSession()
+    const {transport, client} = await connect({store})
+    expect(transport.sessionId).toBe('s'.repeat(1024))
+    expect(mock.requests('POST', 'initialize')).toHaveLength(1)
+    await client.close()
   })
 
   const initialized: JSONRPCMessage = {jsonrpc: '2.0', method: 'notifications/initialized'}

@@ -53,7 +53,7 @@ describe('a stored session record, field by field', () => {
     (patch: Record) =>
     (record: Record): Record => ({...record, ...patch})
   const notObject = 'a session record that is not an object'
-  const badId = 'a session ID that is not 1 to 1024 visible ASCII characters'
+  const badId = 'a session ID that is not 1 to 1024 visible ASCII characters (0x21-0x7E)'
   const badVersion = 'an invalid protocol version'
   const badReserved = 'requestIdsReserved that is not a whole number from 0 to 2^52'
 
