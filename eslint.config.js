@@ -163,7 +163,7 @@ export default defineConfig(
       'src/persistence/file-store.ts',
       'src/persistence/file-lock.ts',
       'src/persistence/atomic-file.ts',
-      'src/persistence/journal.ts',
+      'src/persistence/logged-file.ts',
       'src/persistence/file-leases.ts',
       'src/redis.ts',
       'src/persistence/redis-store.ts',

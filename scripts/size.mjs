@@ -44,7 +44,7 @@ export const apps = {
  * query in a page without Web Crypto (@noble/hashes).
  */
 export const lazyModules = [
-  'src/calls/journal.ts',
+  'src/calls/call-journal.ts',
   'src/calls/tasks.ts',
   'src/calls/call.ts',
   'src/wire/sha256.ts',

@@ -1,8 +1,7 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import type {JournaledCall} from './calls/call.ts'
 import type {ReconnectBranch} from './policy/decision.ts'
 import type {TransportErrorCode} from './errors.ts'
-import type {JsonRpcId} from './wire/jsonrpc.ts'
+import type {JsonRpcId, JsonValue} from './wire/jsonrpc.ts'
 import type {LimitName} from './policy/limits.ts'
 
 /** The request a response stream answers, as the app sent it: lets a later process tell the app whose answer it is. */
@@ -12,6 +11,67 @@ export interface CallRecord {
   name?: string | undefined
   /** The request ID the Client used (the wire carries another). */
   clientId: string | number
+}
+
+/**
+ * What the call journal knows of one call ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#the-call-journal | the call journal}):
+ *
+ * - `sent`: on the wire, no answer yet.
+ * - `input-required`: the server asked for input (an `input_required` result, SEP-2322); `resume` holds what
+ *   continues the round.
+ * - `task`: the server answered with a task handle (`resultType: 'task'`): the transport polls `tasks/get`.
+ * - `completed`, `failed`, `cancelled`: the outcome, for a call whose answer the Client never received (a previous
+ *   process's, a task's): `result`, or `error` (the JSON-RPC error).
+ * - `outcome-unknown`: it may have run; nothing can say how it ended (`reason` says why).
+ * - `delivered`: the Client received the answer; the record is gone (the last `call-changed` event says so).
+ */
+export type CallState =
+  'sent' | 'input-required' | 'task' | 'completed' | 'failed' | 'cancelled' | 'outcome-unknown' | 'delivered'
+
+/** A JSON object, as the journal keeps parts of messages. */
+export type JsonObject = {[key: string]: JsonValue}
+
+/** One journaled call as the app sees it (`transport.calls.list()`, `call-changed` events). */
+export interface JournaledCall {
+  /** Stable for the call's whole life: across restarts and across the legs of its `input_required` rounds. */
+  readonly callId: string
+  readonly method: string
+  /** The tool's name. */
+  readonly name: string
+  /**
+   * SHA-256 (hex) of the call's `arguments` as canonical JSON (keys sorted): never the arguments themselves,
+   * which may hold secrets. Compare with `digestArguments` of `mcp-resumable-http/journal`.
+   */
+  readonly argumentsDigest: string
+  /** The request ID the Client gave its latest leg (the wire carried `wireId`). */
+  readonly clientId: string | number
+  /** The wire request ID of its latest leg. */
+  readonly wireId: number
+  /** `legacy`: 2025 revisions (sessions, resumable streams); `modern`: 2026-07-28 on. */
+  readonly era: 'legacy' | 'modern'
+  readonly state: CallState
+  /** When it was first sent (ms since the epoch). */
+  readonly startedAt: number
+  /** True when a previous process (or page) sent it: its answer cannot reach this process's Client. */
+  readonly inherited: boolean
+  /** The latest progress notification's fields. */
+  readonly progress?: {progress: number; total?: number | undefined; message?: string | undefined} | undefined
+  /** The task handle and its latest status (`task` state). */
+  readonly task?:
+    | {taskId: string; status: string; statusMessage?: string | undefined; pollIntervalMs?: number | undefined}
+    | undefined
+  /**
+   * In an `input_required` round: spread it into the call's params to continue the round without asking again
+   * (`client.callTool({name, arguments, ...call.resume})`): the server's `requestState`, echoed byte for byte,
+   * and `inputResponses`, the answers already given (none yet in the `input-required` state).
+   */
+  readonly resume?: {requestState?: string | undefined; inputResponses?: JsonObject | undefined} | undefined
+  /** The input the server asked for in the current round (`input-required`). */
+  readonly inputRequests?: JsonObject | undefined
+  readonly result?: JsonValue | undefined
+  readonly error?: JsonValue | undefined
+  /** Why the outcome is unknown. */
+  readonly reason?: string | undefined
 }
 
 /** The standalone GET stream, or the response stream of one request. */

@@ -5,7 +5,7 @@
  * @module mcp-resumable-http
  */
 export {ResumableHTTPClientTransport} from './transport.ts'
-export {MemoryStore, type JsonValue, type ResumptionStore} from './persistence/store.ts'
+export {MemoryStore, type ResumptionStore} from './persistence/store.ts'
 export {isLeaseLost, LeaseLostError, type Fence, type Lease} from './persistence/lease.ts'
 export type {OwnershipOptions} from './persistence/ownership.ts'
 export {
@@ -20,10 +20,18 @@ export type {AuthProvider, FetchLike, OAuthClientModule, OAuthFlowOptions, Unaut
 export type {ResumableHTTPClientTransportOptions, StreamableHTTPReconnectionOptions} from './options.ts'
 export type {ReconnectOptions} from './policy/backoff.ts'
 export {defaultLimits, type LimitName, type LimitOptions, type Limits} from './policy/limits.ts'
-export type {CallState, JournaledCall, JsonObject} from './calls/call.ts'
-export type {Calls} from './calls/journal.ts'
-export type {CallRecord, ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
-export type {JsonRpcId} from './wire/jsonrpc.ts'
+export type {Calls} from './calls/call-journal.ts'
+export type {
+  CallRecord,
+  CallState,
+  JournaledCall,
+  JsonObject,
+  ResumptionHeaders,
+  StreamKind,
+  TransportEvent,
+  TransportMetrics,
+} from './events.ts'
+export type {JsonRpcId, JsonValue} from './wire/jsonrpc.ts'
 export type {SendOptions} from './session/post.ts'
 export {
   classifyDeleteAnswer,

@@ -4,6 +4,6 @@
  * cannot load it on first use (a service worker may not `import()`). An app without the journal never loads it.
  * @packageDocumentation
  */
-export {callJournal} from './calls/journal.ts'
+export {callJournal} from './calls/call-journal.ts'
 export type {CallJournalModule} from './options.ts'
 export {digestArguments} from './calls/call.ts'

@@ -164,7 +164,7 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
  * be loaded on first use (a service worker may not `import()`).
  */
 export interface CallJournalModule {
-  /** @internal What the transport makes its journal with (src/calls/journal.ts). */
+  /** @internal What the transport makes its journal with (src/calls/call-journal.ts). */
   readonly CallJournal: new (host: never) => object
 }
 

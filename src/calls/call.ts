@@ -1,20 +1,6 @@
-import type {JsonValue} from '../persistence/store.ts'
+import type {CallState, JournaledCall, JsonObject} from '../events.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
 import {sha256Hex} from '../wire/sha256.ts'
-
-/**
- * What the call journal knows of one call ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#the-call-journal | the call journal}):
- *
- * - `sent`: on the wire, no answer yet.
- * - `input-required`: the server asked for input (an `input_required` result, SEP-2322); `resume` holds what
- *   continues the round.
- * - `task`: the server answered with a task handle (`resultType: 'task'`): the transport polls `tasks/get`.
- * - `completed`, `failed`, `cancelled`: the outcome, for a call whose answer the Client never received (a previous
- *   process's, a task's): `result`, or `error` (the JSON-RPC error).
- * - `outcome-unknown`: it may have run; nothing can say how it ended (`reason` says why).
- * - `delivered`: the Client received the answer; the record is gone (the last `call-changed` event says so).
- */
-export type CallState =
-  'sent' | 'input-required' | 'task' | 'completed' | 'failed' | 'cancelled' | 'outcome-unknown' | 'delivered'
 
 /** The states after which nothing more happens to a call. */
 export const settledStates: ReadonlySet<CallState> = new Set<CallState>([
@@ -22,55 +8,9 @@ export const settledStates: ReadonlySet<CallState> = new Set<CallState>([
   'failed',
   'cancelled',
   'outcome-unknown',
-  // Stryker disable next-line StringLiteral: a delivered call leaves the journal at once, its waiters settled as it goes (journal.ts `#remove`)
+  // Stryker disable next-line StringLiteral: a delivered call leaves the journal at once, its waiters settled as it goes (call-journal.ts `#remove`)
   'delivered',
 ])
-
-/** A JSON object, as the journal keeps parts of messages. */
-export type JsonObject = {[key: string]: JsonValue}
-
-/** One journaled call as the app sees it (`transport.calls.list()`, `call-changed` events). */
-export interface JournaledCall {
-  /** Stable for the call's whole life: across restarts and across the legs of its `input_required` rounds. */
-  readonly callId: string
-  readonly method: string
-  /** The tool's name. */
-  readonly name: string
-  /**
-   * SHA-256 (hex) of the call's `arguments` as canonical JSON (keys sorted): never the arguments themselves,
-   * which may hold secrets. Compare with {@link digestArguments}.
-   */
-  readonly argumentsDigest: string
-  /** The request ID the Client gave its latest leg (the wire carried `wireId`). */
-  readonly clientId: string | number
-  /** The wire request ID of its latest leg. */
-  readonly wireId: number
-  /** `legacy`: 2025 revisions (sessions, resumable streams); `modern`: 2026-07-28 on. */
-  readonly era: 'legacy' | 'modern'
-  readonly state: CallState
-  /** When it was first sent (ms since the epoch). */
-  readonly startedAt: number
-  /** True when a previous process (or page) sent it: its answer cannot reach this process's Client. */
-  readonly inherited: boolean
-  /** The latest progress notification's fields. */
-  readonly progress?: {progress: number; total?: number | undefined; message?: string | undefined} | undefined
-  /** The task handle and its latest status (`task` state). */
-  readonly task?:
-    | {taskId: string; status: string; statusMessage?: string | undefined; pollIntervalMs?: number | undefined}
-    | undefined
-  /**
-   * In an `input_required` round: spread it into the call's params to continue the round without asking again
-   * (`client.callTool({name, arguments, ...call.resume})`): the server's `requestState`, echoed byte for byte,
-   * and `inputResponses`, the answers already given (none yet in the `input-required` state).
-   */
-  readonly resume?: {requestState?: string | undefined; inputResponses?: JsonObject | undefined} | undefined
-  /** The input the server asked for in the current round (`input-required`). */
-  readonly inputRequests?: JsonObject | undefined
-  readonly result?: JsonValue | undefined
-  readonly error?: JsonValue | undefined
-  /** Why the outcome is unknown. */
-  readonly reason?: string | undefined
-}
 
 /** A journaled call with what only the transport needs: never shown to the app. */
 export interface CallEntry extends JournaledCall {

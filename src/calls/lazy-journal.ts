@@ -1,14 +1,14 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {notLoaded, unknownCall} from '../errors.ts'
 import type {TransportEvent} from '../events.ts'
-import type {CallJournal, Calls, JournalHost} from './journal.ts'
+import type {CallJournal, Calls, JournalHost} from './call-journal.ts'
 
-export type {Calls} from './journal.ts'
+export type {Calls} from './call-journal.ts'
 
 /**
  * The call journal as the transport holds it (docs/design.md#the-call-journal). Off (`callJournal: false`, the
  * default), nothing of it is loaded: it holds no call and every hook does nothing. `callJournal: true` imports
- * src/calls/journal.ts (a chunk of its own in a bundled app) in `start()`, before the store is touched
+ * src/calls/call-journal.ts (a chunk of its own in a bundled app) in `start()`, before the store is touched
  * ({@link LazyJournal.loaded}), so that no message ever waits for it and a failure to load fails `start()`; until
  * then it holds no call, as the journal before `start()` does. Given the journal itself (`mcp-resumable-http/journal`,
  * for a service worker, which may not `import()`), it loads nothing.
@@ -39,7 +39,7 @@ export class LazyJournal implements Pick<
    */
   async loaded(): Promise<void> {
     if (this.#host.callJournal !== true || this.#journal !== undefined) return
-    const {CallJournal} = await import('./journal.ts').catch((cause: unknown) => {
+    const {CallJournal} = await import('./call-journal.ts').catch((cause: unknown) => {
       throw notLoaded(
         'The call journal (options.callJournal)',
         cause,

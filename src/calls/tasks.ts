@@ -8,7 +8,8 @@ import {requestHeaders} from '../modern/headers.ts'
 import {parseMessages, responseIdOf} from '../wire/jsonrpc.ts'
 import type {Limits} from '../policy/limits.ts'
 import {EventBatches} from '../streams/event-batches.ts'
-import type {CallEntry, JsonObject} from './call.ts'
+import type {JsonObject} from '../events.ts'
+import type {CallEntry} from './call.ts'
 
 /** What polling a task needs of the transport. */
 export interface TaskHost {

@@ -1,4 +1,4 @@
-import type {JsonValue} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
 
 /**
  * One write in flight at a time; every request made meanwhile shares the single write that follows it, which

@@ -1,5 +1,6 @@
 import {LocalLeases, type Fence, type Lease} from './lease.ts'
-import type {JsonValue, ResumptionStore} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
+import type {ResumptionStore} from './store.ts'
 
 /**
  * What the store uses of a Durable Object's storage (`ctx.storage`, a `DurableObjectStorage` of

@@ -1,11 +1,11 @@
 import {foundDead, ownHost} from './file-lock.ts'
 import type {Fence} from './lease.ts'
-import type {JsonValue} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
 
 /**
  * `FileStore`'s leases: each a record in the store's own file (under the lease's name), read and written under
  * the file's lock like every other record, so that the fence check and the write it guards land in one atomic
- * write (one journal line, or one rename). A separate lease file would need a second lock held across each write;
+ * write (one log line, or one rename). A separate lease file would need a second lock held across each write;
  * `proper-lockfile` would give the same mtime-judged lock the store has already, and no fencing token.
  *
  *     {token, expiresAt, pid, host}   expiresAt 0: released. The record stays: tokens only grow.

@@ -4,15 +4,16 @@ import {dirname, resolve} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {acquireLease, fenceHolds, releaseLease, renewLease, type EntriesOperation} from './file-leases.ts'
 import {FileLock, LOCK_RETRY_MAX_MS, temporaryFiles, type Lock} from './file-lock.ts'
-import {JournaledFile} from './journal.ts'
+import {LoggedFile} from './logged-file.ts'
 import {checkTtl, LeaseLostError, type Fence, type Lease} from './lease.ts'
-import type {JsonValue, ResumptionStore} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
+import type {ResumptionStore} from './store.ts'
 
 export interface FileStoreOptions {
   /**
    * Receives the problems the store handles without failing the call: a file that is unreadable, not JSON, or
    * not a JSON object (`get` then resolves `undefined` for every key, and the next write replaces the file), a
-   * journal line that is not a list of changes (skipped, and the next write replaces the journal), and a lock
+   * log line that is not a list of changes (skipped, and the next write replaces the log), and a lock
    * file that could not be removed.
    * @defaultValue none: such problems are handled silently
    */
@@ -60,17 +61,17 @@ const STEP_ASIDE_MS = 2 * LOCK_RETRY_MAX_MS
 const GATHER_MS = 5
 
 /**
- * A {@link ResumptionStore} in a JSON file and its journal, so a Node process that restarts finds its session and
+ * A {@link ResumptionStore} in a JSON file and its log of changes, so a Node process that restarts finds its session and
  * cursors again. Exported from `mcp-resumable-http/node`.
  *
  * - **A write costs what it changed:** it appends one line (the keys it set or deleted) to `<path>.journal` and
- *   flushes it to disk (fdatasync), however many keys the file holds. Once the journal outgrows the file (or
+ *   flushes it to disk (fdatasync), however many keys the file holds. Once the log outgrows the file (or
  *   64 KiB), the next write folds it into a new `<path>`: a temporary file in the same directory, flushed, renamed
- *   over it, then the journal removed. A reader, a crash or a power loss never sees a half write: a torn last line
- *   of the journal is left out (on power loss the last write may be lost; the directory is not flushed, which
+ *   over it, then the log removed. A reader, a crash or a power loss never sees a half write: a torn last line
+ *   of the log is left out (on power loss the last write may be lost; the directory is not flushed, which
  *   would double the cost of a write). Only the flush is awaited; the other system calls are quick and synchronous
  *   on a local disk (on a network file system, each is a round trip the event loop waits for).
- * - **Several processes** may share the file, all of them on a version of this store with the journal. Each write
+ * - **Several processes** may share the file, all of them on a version of this store with the log. Each write
  *   reads what others wrote since and applies its changes under a lock file (`<path>.lock`), so writers of
  *   different keys never lose each other's keys; for one key, the last writer wins. A lock left by a crashed
  *   process is broken (see {@link FileStoreOptions.staleLockMs}).
@@ -80,14 +81,14 @@ const GATHER_MS = 5
  *   few flushes instead of taking one each (the flush is what costs), for at most 5 ms more per write. A value is
  *   copied when `set` is called; `get` sees every earlier `set` and `delete` of this instance. A write issued
  *   before the event loop's next turn after the previous one keeps the lock and skips the re-read, so that a
- *   stream's back-to-back cursor writes cost a journal line each. Such a writer looks for others waiting for the
+ *   stream's back-to-back cursor writes cost a log line each. Such a writer looks for others waiting for the
  *   lock every 50 ms, and lets them go first. The lock is released at the next turn once writes stop, and at
  *   process exit.
- * - **A corrupt file** (or journal line) is reported through {@link FileStoreOptions.onError}, never thrown at
+ * - **A corrupt file** (or log line) is reported through {@link FileStoreOptions.onError}, never thrown at
  *   `get`, and replaced by the next write. A file that cannot be read for another reason (permissions, I/O) makes
  *   writes reject rather than replace what they could not read.
  *
- * The file and its journal are created with mode 0600 (they hold session IDs), the directory with the parents it
+ * The file and its log are created with mode 0600 (they hold session IDs), the directory with the parents it
  * lacks.
  *
  * @example
@@ -99,7 +100,7 @@ const GATHER_MS = 5
 export class FileStore implements ResumptionStore {
   readonly #path: string
   readonly #lock: FileLock
-  readonly #file: JournaledFile
+  readonly #file: LoggedFile
   readonly #onError: (error: Error) => void
   readonly #staleLockMs: number
   readonly #signal: AbortSignal | undefined
@@ -133,7 +134,7 @@ export class FileStore implements ResumptionStore {
     }
     this.#staleLockMs = staleLockMs
     this.#signal = signal
-    this.#file = new JournaledFile(this.#path, this.#onError)
+    this.#file = new LoggedFile(this.#path, this.#onError)
     this.#lock = new FileLock(`${this.#path}.lock`, {
       staleMs: staleLockMs,
       pause: (ms) => this.#pause(ms),

@@ -1,6 +1,7 @@
 import {createStore, del, get, keys, promisifyRequest, set, type UseStore} from 'idb-keyval'
 import {LeaseLostError, type Fence, type Lease} from './lease.ts'
-import type {JsonValue, ResumptionStore} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
+import type {ResumptionStore} from './store.ts'
 
 export interface IdbStoreOptions {
   /**

@@ -2,7 +2,8 @@ import {sleep} from '../policy/backoff.ts'
 import {TransportError} from '../errors.ts'
 import type {StoreNamespace} from '../wire/namespace.ts'
 import {checkTtl, type Fence, type Lease} from './lease.ts'
-import type {JsonValue, ResumptionStore} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
+import type {ResumptionStore} from './store.ts'
 
 /** The ownership options of the transport ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/stores.md#ownership-one-session-one-owner | one owner per session}). */
 export interface OwnershipOptions {

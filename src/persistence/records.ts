@@ -1,10 +1,10 @@
 import type {CallRecord, TransportEvent} from '../events.ts'
 import {isJsonRpcId} from '../wire/jsonrpc.ts'
-import {isSendableEventId, isSessionId, sessionIdRule} from '../policy/limits.ts'
-import type {ResolvedOptions} from '../options.ts'
+import {isSendableEventId, isSessionId, sessionIdRule, type Limits} from '../policy/limits.ts'
 import type {StoreNamespace} from '../wire/namespace.ts'
 import {CoalescedWriter} from './coalesced-writer.ts'
-import type {JsonValue, ResumptionStore} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
+import type {ResumptionStore} from './store.ts'
 
 /**
  * What the transport keeps, one record per thing that changes on its own (docs/design.md#what-is-persisted):
@@ -12,7 +12,7 @@ import type {JsonValue, ResumptionStore} from './store.ts'
  *     <namespace>#session                 the session: identity, protocol version, initialize result, IDs reserved
  *     <namespace>#stream:<stream key>     one open stream's cursor, and the call its answer belongs to
  *     <namespace>#request:<JSON of id>    one server request not yet answered, or the Client's answer to it
- *     <namespace>#call:<call ID>          one journaled call, in either era (src/calls/journal.ts); no session's
+ *     <namespace>#call:<call ID>          one journaled call, in either era (src/calls/call-journal.ts); no session's
  *     <namespace>#wire-ids                request IDs below this may have been used on the wire, in either era
  *
  * A write costs one record, whatever the number of open streams. Every record names its session: one left by
@@ -47,7 +47,15 @@ const maxReservedWireId = 2 ** 52
 /** Thrown by a store call once the store has failed: the transport carries on in memory. */
 const inMemory = new Error('the store failed before: carrying on in memory')
 
-export type RecordsOptions = Pick<ResolvedOptions, 'store' | 'namespace' | 'storeTimeoutMs' | 'limits'>
+/** What the records need of the options (resolved: src/options.ts). */
+export interface RecordsOptions {
+  readonly store: ResumptionStore
+  /** The names of this server's records (and `storeKey`'s). */
+  readonly namespace: StoreNamespace
+  readonly storeTimeoutMs: number
+  /** A stored cursor is checked against `maxEventIdBytes`, and a stored `retry` cut to `maxRetryMs`. */
+  readonly limits: Pick<Limits, 'maxEventIdBytes' | 'maxRetryMs'>
+}
 
 /**
  * The records of one server (and `storeKey`) in one store. Writes of one record are coalesced: while one is in

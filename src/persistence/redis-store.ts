@@ -1,7 +1,8 @@
 /// <reference types="node" />
 import {createHash} from 'node:crypto'
 import {checkTtl, LeaseLostError, type Fence, type Lease} from './lease.ts'
-import type {JsonValue, ResumptionStore} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
+import type {ResumptionStore} from './store.ts'
 
 /**
  * The one method of a Redis client the store uses: a node-redis client (`createClient()` of `redis`, connected)

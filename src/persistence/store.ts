@@ -1,7 +1,5 @@
+import type {JsonValue} from '../wire/jsonrpc.ts'
 import {LocalLeases, type Fence, type Lease} from './lease.ts'
-
-/** A JSON value, as a {@link ResumptionStore} keeps it. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | {[key: string]: JsonValue}
 
 /**
  * Where the transport keeps what a restart needs ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-is-persisted | what is persisted}):

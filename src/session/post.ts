@@ -1,7 +1,7 @@
 import type {TransportSendOptions} from '@modelcontextprotocol/sdk/shared/transport.js'
 import type {JSONRPCMessage, JSONRPCResultResponse} from '@modelcontextprotocol/sdk/types.js'
 import type {AnswerQueue} from '../delivery/answer-queue.ts'
-import type {CallJournal} from '../calls/journal.ts'
+import type {CallJournal} from '../calls/call-journal.ts'
 import {retryWithBackoff, type ReconnectPolicy} from '../policy/backoff.ts'
 import {classifyDeleteAnswer, classifyPostAnswer, isTransient} from '../policy/decision.ts'
 import {asError, isTransportError, neverConnected, TransportError} from '../errors.ts'

@@ -4,7 +4,7 @@ import {excerpt, type JsonRpcId} from '../wire/jsonrpc.ts'
 import {isSessionId, sessionIdRule} from '../policy/limits.ts'
 import type {OwnedStore} from '../persistence/ownership.ts'
 import type {SessionRecord, SessionRecords} from '../persistence/records.ts'
-import type {JsonValue} from '../persistence/store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
 
 /** Request IDs reserved per store write: a new process starts past the reservation, never reusing one. */
 const wireIdBlock = 100

@@ -153,8 +153,7 @@ export class StreamLifecycle {
           if (wait > 0) await sleep(wait, signal)
         }
         // [RFC 9110 10.2.3] what the last answer's Retry-After asked for, beyond the backoff already waited.
-        const retryAfter = (stream.retryAfterUntil ?? 0) - Date.now()
-        stream.retryAfterUntil = undefined
+        const retryAfter = stream.takeRetryAfter()
         // Stryker disable next-line EqualityOperator: a wait of 0 ms is none
         if (retryAfter > 0) await sleep(retryAfter, signal)
         let plan: Plan =
@@ -271,7 +270,7 @@ export class StreamLifecycle {
     }
     if (answer === 'transient') {
       const wait = retryAfterMs(response.headers.get('retry-after'), host.options.limits.maxRetryMs)
-      stream.retryAfterUntil = Date.now() + (wait ?? 0)
+      stream.retryAfter(wait ?? 0)
       throw await httpError(host.http, response, what)
     }
     if (answer === 'refused' || answer === 'unauthorized')
@@ -335,10 +334,11 @@ export class StreamLifecycle {
       case 'silent': {
         // [SDK interop] server-everything's event store (2026.8.31) maps a resumed connection to no stream: it replays,
         // then the answer is stored and sent nowhere. Resumed again from the newest cursor, it replays what came since.
-        if (++stream.silentResumes <= silentResumesAllowed) return 'broke'
+        const silences = stream.fellSilent()
+        if (silences <= silentResumesAllowed) return 'broke'
         // [SDK interop] the SDK's example InMemoryEventStore answers a Last-Event-ID it does not know with 200 and a
         // stream that never carries anything: waiting longer would hang the request for ever.
-        const why = `${stream.silentResumes} resumptions in a row brought nothing new within ${this.#host.options.resumeTimeoutMs} ms, the last from Last-Event-ID ${JSON.stringify(connection.lastEventId)}`
+        const why = `${silences} resumptions in a row brought nothing new within ${this.#host.options.resumeTimeoutMs} ms, the last from Last-Event-ID ${JSON.stringify(connection.lastEventId)}`
         return {reason: 'silent', error: outcomeUnknown(`${stream.describe()}: ${why}; the request was not sent again`)}
       }
     }

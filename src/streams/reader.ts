@@ -81,7 +81,7 @@ export async function readConnection(
         received += batch.events.length
         silence?.heard()
       }
-      if (next?.fresh === true) stream.silentResumes = 0
+      if (next?.fresh === true) stream.broughtNews()
       if (ready !== undefined) {
         await ready.stored
         await host.inbox.deliver(ready.messages, stream, reemitted)

@@ -61,19 +61,12 @@ export class Stream {
   /** Event IDs seen lately, bounded in count and in characters (`limits.dedupeBytes`). */
   readonly #seen: SeenEventIds
   readonly #caps: StreamCaps
-  /** [spec 2025-11-25 transports] the wait before reconnecting this stream, from its own `retry` field. */
-  retryMs: number | undefined
-  /** Its request's response was delivered: the stream has nothing more to bring. */
-  answered = false
-  /** Why the server last refused this stream's cursor, to say why its request was settled. */
-  refusal: TransportError | undefined
+  #retryMs: number | undefined
+  #answered = false
+  #refusal: TransportError | undefined
   /** Not before this `Date.now()`, as the last answer's `Retry-After` asked. */
-  retryAfterUntil: number | undefined
-  /**
-   * Resumed connections in a row that fell silent (`resumeTimeoutMs`) without bringing anything new: past
-   * `silentResumesAllowed`, the request is settled (docs/design.md#the-state-machine).
-   */
-  silentResumes = 0
+  #retryAfterUntil: number | undefined
+  #silentResumes = 0
   /** The connection this stream reads now, if any: see {@link connect}. */
   #connection: Connection | undefined
   #lastEventId: string | undefined
@@ -90,10 +83,50 @@ export class Stream {
     this.onEnd = onEnd
     this.#lastEventId = stored?.record.lastEventId
     this.#cursorSession = stored?.sessionId
-    this.retryMs = stored?.record.retryMs
+    this.#retryMs = stored?.record.retryMs
     this.#caps = caps
     this.#seen = new SeenEventIds(seenEventIds, caps.limits.dedupeBytes)
     this.#seen.onOverweight = () => this.exceeded('dedupeBytes', undefined)
+  }
+
+  /** [spec 2025-11-25 transports] the wait before reconnecting this stream, from its own `retry` field. */
+  get retryMs(): number | undefined {
+    return this.#retryMs
+  }
+
+  /** Its request's response was delivered: the stream has nothing more to bring. */
+  get answered(): boolean {
+    return this.#answered
+  }
+
+  /** Why the server last refused this stream's cursor, to say why its request was settled. */
+  get refusal(): TransportError | undefined {
+    return this.#refusal
+  }
+
+  /** The last answer to a GET asked, with `Retry-After`, for `ms` more before the next attempt. */
+  retryAfter(ms: number): void {
+    this.#retryAfterUntil = Date.now() + ms
+  }
+
+  /** How long the last answer's `Retry-After` still asks to wait (0 or less: no more); asked once per attempt. */
+  takeRetryAfter(): number {
+    const until = this.#retryAfterUntil ?? 0
+    this.#retryAfterUntil = undefined
+    return until - Date.now()
+  }
+
+  /** A batch brought an event that was no duplicate: the silent resumptions in a row start again from none. */
+  broughtNews(): void {
+    this.#silentResumes = 0
+  }
+
+  /**
+   * A resumed connection fell silent (`resumeTimeoutMs`) without bringing anything new: how many did in a row,
+   * this one included. Past `silentResumesAllowed`, the request is settled (docs/design.md#the-state-machine).
+   */
+  fellSilent(): number {
+    return ++this.#silentResumes
   }
 
   /**
@@ -143,7 +176,7 @@ export class Stream {
   setRetry(retryMs: number): void {
     const max = this.#caps.limits.maxRetryMs
     if (retryMs > max) this.exceeded('maxRetryMs', retryMs)
-    this.retryMs = Math.min(retryMs, max)
+    this.#retryMs = Math.min(retryMs, max)
   }
 
   /** Reports that something this stream brought went past `limit`. */
@@ -161,7 +194,7 @@ export class Stream {
   /** The server refused the cursor it was sent: that cursor is never sent again. */
   refuse(error: TransportError): void {
     this.#refused = true
-    this.refusal = error
+    this.#refusal = error
   }
 
   /** The reconnect decision chose a path without the cursor: it is of no further use. */
@@ -188,13 +221,13 @@ export class Stream {
   /** What a restarted process could resume from, in `sessionId`; undefined: nothing (its record goes). */
   persistable(sessionId: string): StreamRecord | undefined {
     const lastEventId = this.cursorFor(sessionId)
-    if (lastEventId === undefined || this.answered) return undefined
-    return {lastEventId, retryMs: this.retryMs, call: this.call}
+    if (lastEventId === undefined || this.#answered) return undefined
+    return {lastEventId, retryMs: this.#retryMs, call: this.call}
   }
 
   /** Its request's response was delivered, on this stream or another: the connection it reads now, if any, ends. */
   markAnswered(): void {
-    this.answered = true
+    this.#answered = true
     this.endConnection('answered')
   }
 

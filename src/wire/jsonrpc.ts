@@ -2,6 +2,9 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {TransportError} from '../errors.ts'
 import type {Redact} from './redaction.ts'
 
+/** A JSON value: what a message carries, and what a `ResumptionStore` keeps. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | {[key: string]: JsonValue}
+
 export type JsonRpcId = string | number
 
 /** The shape this transport reads; validation beyond it is the Client's job. */

@@ -123,7 +123,7 @@ describe('the lint', () => {
     expect(
       await layerRefusals(
         'src/streams/stream.ts',
-        "import type {CallJournal} from '../calls/journal.ts'\nexport type Used = CallJournal\n",
+        "import type {CallJournal} from '../calls/call-journal.ts'\nexport type Used = CallJournal\n",
       ),
     ).toHaveLength(1)
     expect(

@@ -23,7 +23,7 @@ import {storedSession, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
 import {initialize, outcome, scripted, started} from '../fixtures/scripted-fetch.ts'
 
-const modules = {journal: '../../src/calls/journal.ts', digest: '../../src/wire/sha256.ts'} as const
+const modules = {journal: '../../src/calls/call-journal.ts', digest: '../../src/wire/sha256.ts'} as const
 type Part = keyof typeof modules
 const loads: Record<Part, number> = {journal: 0, digest: 0}
 /** What a module that does not load rejects its import with (a chunk that did not arrive). */

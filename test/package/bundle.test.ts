@@ -47,7 +47,7 @@ describe('the browser bundle of the transport and IdbStore', () => {
     const {modules} = await measure(app)
     expect(eagerLazyModules(modules)).toEqual(
       expect.arrayContaining([
-        'src/calls/journal.ts',
+        'src/calls/call-journal.ts',
         'src/calls/tasks.ts',
         'src/calls/call.ts',
         'src/wire/sha256.ts',

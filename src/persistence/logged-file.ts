@@ -3,25 +3,26 @@ import {closeSync, openSync, unlinkSync, writeFileSync} from 'node:fs'
 import {open, readFile, stat} from 'node:fs/promises'
 import {flushToDisk, replaceFile} from './atomic-file.ts'
 import {errorCode} from './file-lock.ts'
-import type {JsonValue} from './store.ts'
+import type {JsonValue} from '../wire/jsonrpc.ts'
 
 /*
- * FileStore's data on disk: a snapshot of every key, replaced atomically, and a journal of the changes since, one
+ * FileStore's data on disk: a snapshot of every key, replaced atomically, and a log of the changes since, one
  * line per write, appended and flushed, so that a write costs what changed rather than the size of the file. The
- * journal is folded into a new snapshot once it outgrows the snapshot (or 64 KiB): each byte of the snapshot is
+ * log is folded into a new snapshot once it outgrows the snapshot (or 64 KiB): each byte of the snapshot is
  * written again only after as many bytes of changes, so a write costs at most a constant times what it changed.
+ * The log's file keeps the name it has always had on disk, `<path>.journal`.
  *
  *     <path>            {"key": value, ...}
  *     <path>.journal    [["key", value], ["deleted key"], ...]\n     one line per write
  *
  * Crash-safe at every step: a write is one line, and a torn last line (a writer killed mid-append) is ignored, so a
  * write lands whole or not at all (its fence check and its changes together); the next write under the lock folds
- * the journal away. A compaction renames the new snapshot over the old before it removes the journal, and
- * replaying a journal over the snapshot made from it changes nothing.
+ * the log away. A compaction renames the new snapshot over the old before it removes the log, and
+ * replaying a log over the snapshot made from it changes nothing.
  */
 
-/** The journal is folded into the snapshot past the snapshot's size, and never below this. */
-const minJournalBytes = 64 * 1024
+/** The log is folded into the snapshot past the snapshot's size, and never below this. */
+const minLogBytes = 64 * 1024
 /** A read without the lock that kept meeting another writer's compaction gives up after this many tries. */
 const maxReadAttempts = 10
 
@@ -31,29 +32,29 @@ interface Image {
   /** The snapshot's inode, size and mtime: another writer's compaction changes them. `none`: no snapshot. */
   snapshot: string
   snapshotBytes: number
-  /** Bytes of whole journal lines applied to {@link entries}. */
-  journalBytes: number
-  /** The snapshot is missing or damaged, or the journal holds a damaged or torn line: the next write replaces both. */
+  /** Bytes of whole log lines applied to {@link entries}. */
+  logBytes: number
+  /** The snapshot is missing or damaged, or the log holds a damaged or torn line: the next write replaces both. */
   rewrite: boolean
 }
 
-/** One change of a journal line: a key and its new value, or the key alone when it was deleted. */
+/** One change of a log line: a key and its new value, or the key alone when it was deleted. */
 type Change = [key: string, value: JsonValue] | [key: string]
 
-export class JournaledFile {
+export class LoggedFile {
   readonly #path: string
-  readonly #journal: string
+  readonly #log: string
   readonly #onError: (error: Error) => void
   #image: Image | undefined
 
   constructor(path: string, onError: (error: Error) => void) {
     this.#path = path
-    this.#journal = `${path}.journal`
+    this.#log = `${path}.journal`
     this.#onError = onError
   }
 
   /**
-   * The entries, read without the lock: the snapshot, then the journal, read again when another writer replaced
+   * The entries, read without the lock: the snapshot, then the log, read again when another writer replaced
    * the snapshot meanwhile. Unparseable content is reported and skipped; an I/O error is thrown.
    */
   async read(): Promise<Map<string, JsonValue>> {
@@ -61,7 +62,7 @@ export class JournaledFile {
   }
 
   /**
-   * Under the lock: the entries to change and write. Only the journal lines appended since this instance's last
+   * Under the lock: the entries to change and write. Only the log lines appended since this instance's last
    * read or write under the lock are read, unless another writer replaced the snapshot since.
    */
   async readLocked(): Promise<Map<string, JsonValue>> {
@@ -79,7 +80,7 @@ export class JournaledFile {
 
   /**
    * Under the lock, after {@link readLocked}: makes the current values of `keys` durable (a key missing from the
-   * entries is deleted). Appended to the journal, or folded with it into a new snapshot when it has grown too long.
+   * entries is deleted). Appended to the log, or folded with it into a new snapshot when it has grown too long.
    */
   async write(keys: Iterable<string>): Promise<void> {
     const image = this.#image
@@ -93,26 +94,26 @@ export class JournaledFile {
     if (changes.length === 0) return
     const line = `${JSON.stringify(changes)}\n`
     const bytes = Buffer.byteLength(line)
-    if (image.rewrite || image.journalBytes + bytes > Math.max(minJournalBytes, image.snapshotBytes)) {
+    if (image.rewrite || image.logBytes + bytes > Math.max(minLogBytes, image.snapshotBytes)) {
       await this.#compact(image)
       return
     }
-    await append(this.#journal, line)
-    image.journalBytes += bytes
+    await append(this.#log, line)
+    image.logBytes += bytes
   }
 
   async #compact(image: Image): Promise<void> {
     const text = JSON.stringify(Object.fromEntries(image.entries))
     await replaceFile(this.#path, text)
-    // After the rename: a crash in between leaves a journal whose replay over the new snapshot changes nothing.
+    // After the rename: a crash in between leaves a log whose replay over the new snapshot changes nothing.
     try {
-      unlinkSync(this.#journal)
+      unlinkSync(this.#log)
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error
     }
     image.snapshot = await identity(this.#path)
     image.snapshotBytes = Buffer.byteLength(text)
-    image.journalBytes = 0
+    image.logBytes = 0
     image.rewrite = false
   }
 
@@ -121,15 +122,15 @@ export class JournaledFile {
       const before = await identity(this.#path)
       // Stryker disable next-line StringLiteral: without an encoding the text is a Buffer, which JSON.parse and Buffer.byteLength read as UTF-8 all the same
       const text = await readOrNone(this.#path, 'utf8')
-      const journal = await readOrNone(this.#journal)
-      // Replaced meanwhile by another writer's compaction: this journal may not follow this snapshot.
-      if ((await identity(this.#path)) === before) return this.#parse(before, text, journal, forWrite)
+      const log = await readOrNone(this.#log)
+      // Replaced meanwhile by another writer's compaction: this log may not follow this snapshot.
+      if ((await identity(this.#path)) === before) return this.#parse(before, text, log, forWrite)
       if (attempt === maxReadAttempts) throw new Error(`FileStore: ${this.#path} kept being replaced while it was read`)
     }
   }
 
-  #parse(snapshot: string, text: string | undefined, journal: Buffer | undefined, forWrite: boolean): Image {
-    const image: Image = {entries: new Map(), snapshot, snapshotBytes: 0, journalBytes: 0, rewrite: text === undefined}
+  #parse(snapshot: string, text: string | undefined, log: Buffer | undefined, forWrite: boolean): Image {
+    const image: Image = {entries: new Map(), snapshot, snapshotBytes: 0, logBytes: 0, rewrite: text === undefined}
     if (text !== undefined) {
       image.snapshotBytes = Buffer.byteLength(text)
       const problem = this.#parseSnapshot(image.entries, text)
@@ -139,7 +140,7 @@ export class JournaledFile {
         this.#onError(new Error(`FileStore: ${this.#path} ${problem.what}; ${effect}`, {cause: problem.cause}))
       }
     }
-    if (journal !== undefined) this.#replay(image, journal, forWrite)
+    if (log !== undefined) this.#replay(image, log, forWrite)
     return image
   }
 
@@ -158,20 +159,18 @@ export class JournaledFile {
     return undefined
   }
 
-  /** Applies the whole lines of `bytes`, journal content that follows what `image` holds. */
+  /** Applies the whole lines of `bytes`, log content that follows what `image` holds. */
   #replay(image: Image, bytes: Buffer, forWrite: boolean): void {
     const end = bytes.lastIndexOf(0x0a) + 1
     // A torn last line: a writer killed mid-append, or (read without the lock) one appending now. Left out; under
-    // the lock, the next write folds the journal into a new snapshot, which removes it.
+    // the lock, the next write folds the log into a new snapshot, which removes it.
     if (end < bytes.length && forWrite) image.rewrite = true
     for (const line of bytes.toString('utf8', 0, end).split('\n')) {
       if (line === '') continue
       const changes = parseLine(line)
       if (changes === undefined) {
         image.rewrite = true
-        this.#onError(
-          new Error(`FileStore: ${this.#journal} holds a line that is not a list of changes; it is skipped`),
-        )
+        this.#onError(new Error(`FileStore: ${this.#log} holds a line that is not a list of changes; it is skipped`))
         continue
       }
       for (const [key, value] of changes) {
@@ -179,26 +178,26 @@ export class JournaledFile {
         else image.entries.set(key, value)
       }
     }
-    image.journalBytes += end
+    image.logBytes += end
   }
 
-  /** Applies the journal lines appended since `image`; false when the journal is not the one `image` followed. */
+  /** Applies the log lines appended since `image`; false when the log is not the one `image` followed. */
   async #readAppended(image: Image): Promise<boolean> {
     let handle
     try {
-      handle = await open(this.#journal, 'r')
+      handle = await open(this.#log, 'r')
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return image.journalBytes === 0
+      if (errorCode(error) === 'ENOENT') return image.logBytes === 0
       throw error
     }
     try {
       const {size} = await handle.stat()
-      if (size < image.journalBytes) return false
+      if (size < image.logBytes) return false
       // Nothing appended since: no read at all (this runs per write).
-      if (size === image.journalBytes) return true
+      if (size === image.logBytes) return true
       // Stryker disable next-line ArithmeticOperator: a larger buffer is read only as far as the file goes (bytesRead)
-      const bytes = Buffer.alloc(size - image.journalBytes)
-      const {bytesRead} = await handle.read(bytes, 0, bytes.length, image.journalBytes)
+      const bytes = Buffer.alloc(size - image.logBytes)
+      const {bytesRead} = await handle.read(bytes, 0, bytes.length, image.logBytes)
       this.#replay(image, bytes.subarray(0, bytesRead), true)
       return true
     } finally {
@@ -241,7 +240,7 @@ async function readOrNone(path: string, encoding?: 'utf8'): Promise<Buffer | str
   }
 }
 
-/** The changes of one journal line; undefined when it is not a list of `[key, value]` and `[key]`. */
+/** The changes of one log line; undefined when it is not a list of `[key, value]` and `[key]`. */
 function parseLine(line: string): [string, JsonValue | undefined][] | undefined {
   let changes: unknown
   try {

@@ -2,21 +2,19 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
 import {abortedError, TransportError, unknownCall} from '../errors.ts'
 import {ChildAbort} from '../policy/abort.ts'
-import type {TransportEvent} from '../events.ts'
-import {cancelledRequestIdOf, methodOf, requestIdOf, responseIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
+import type {JournaledCall, JsonObject, TransportEvent} from '../events.ts'
+import {
+  cancelledRequestIdOf,
+  methodOf,
+  requestIdOf,
+  responseIdOf,
+  type JsonRpcId,
+  type JsonValue,
+} from '../wire/jsonrpc.ts'
 import type {Limits} from '../policy/limits.ts'
 import type {SessionRecords} from '../persistence/records.ts'
-import type {JsonValue} from '../persistence/store.ts'
 import type {CallJournalModule} from '../options.ts'
-import {
-  digestArguments,
-  invalidCall,
-  publicView,
-  settledStates,
-  type CallEntry,
-  type JournaledCall,
-  type JsonObject,
-} from './call.ts'
+import {digestArguments, invalidCall, publicView, settledStates, type CallEntry} from './call.ts'
 import {pollTask, type TaskHost} from './tasks.ts'
 
 /** The journal's lifetime's reason once the transport closed (a wait begun then says it): made once, no call's stack. */

@@ -1,5 +1,5 @@
 /**
- * Issue #18: FileStore's snapshot and journal (src/persistence/journal.ts) in one process. What another process
+ * Issue #18: FileStore's snapshot and log (src/persistence/logged-file.ts) in one process. What another process
  * does to the files (an append, a fold, a torn line) is done here by hand, between this instance's writes, once
  * its lock is free: the tests of test/stores/file-store.test.ts that run real processes are out of reach of the
  * mutation run.
@@ -50,7 +50,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   }
 })
 
-// Failures of the calls that write: the journal's append (openSync) and its removal after a fold (unlinkSync).
+// Failures of the calls that write: the log's append (openSync) and its removal after a fold (unlinkSync).
 const writeFaults = vi.hoisted(() => ({open: '', unlink: ''}))
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs')>()
@@ -71,7 +71,7 @@ let dir = ''
 let file = ''
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'file-journal-'))
+  dir = await mkdtemp(join(tmpdir(), 'file-log-'))
   file = join(dir, 'resumption.json')
   Object.assign(statFaults, {path: '', replaced: 0, stats: 0, failed: false, reads: 0, open: ''})
   Object.assign(writeFaults, {open: '', unlink: ''})
@@ -93,17 +93,17 @@ async function wrote(entries: {[key: string]: number}): Promise<FileStore> {
   return store
 }
 
-/** Another process's fold, by hand: a new snapshot renamed over the file, the journal removed. */
+/** Another process's fold, by hand: a new snapshot renamed over the file, the log removed. */
 async function foldedByAnother(entries: object): Promise<void> {
   await writeFile(`${file}.other`, JSON.stringify(entries))
   await rename(`${file}.other`, file)
   await rm(`${file}.journal`, {force: true})
 }
 
-/** A value large enough that writing it folds the journal into a new snapshot (past 64 KiB). */
+/** A value large enough that writing it folds the log into a new snapshot (past 64 KiB). */
 const large = 'x'.repeat(70 * 1024)
 
-describe('the snapshot and the journal as another process leaves them', () => {
+describe('the snapshot and the log as another process leaves them', () => {
   it('a key another process folded into the file since this instance last wrote is kept when this instance folds', async () => {
     const store = await wrote({a: 1})
     await foldedByAnother({a: 1, theirs: 2})
@@ -119,14 +119,14 @@ describe('the snapshot and the journal as another process leaves them', () => {
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({a: 1, b: 2, theirs: 3, large})
   })
 
-  it('a journal removed since this instance appended to it is not written back from memory: the file is read again', async () => {
+  it('a log removed since this instance appended to it is not written back from memory: the file is read again', async () => {
     const store = await wrote({a: 1, gone: 2})
     await rm(`${file}.journal`)
     await store.set('large', large)
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({a: 1, large})
   })
 
-  it('a journal cut shorter than this instance last saw it is read again whole, and the write lands', async () => {
+  it('a log cut shorter than this instance last saw it is read again whole, and the write lands', async () => {
     const store = await wrote({a: 1, b: 2, c: 3})
     const lines = (await readFile(`${file}.journal`, 'utf8')).split('\n')
     await writeFile(`${file}.journal`, `${lines[0]!}\n`)
@@ -152,7 +152,7 @@ describe('the snapshot and the journal as another process leaves them', () => {
     expect(await new FileStore(file).list('')).toEqual(['a', 'b', 'theirs', 'c', 'd'])
   })
 
-  it('a journal that cannot be opened to read fails the write under the lock', async () => {
+  it('a log that cannot be opened to read fails the write under the lock', async () => {
     const store = await wrote({a: 1})
     statFaults.open = `${file}.journal`
     await expect(store.set('b', 2)).rejects.toMatchObject({code: 'EIO', syscall: 'open'})
@@ -171,7 +171,7 @@ describe('the snapshot and the journal as another process leaves them', () => {
     expect(await store.get('a')).toBe(1)
   })
 
-  it('a torn line another process left at the end of the journal makes the next write fold, so that the write is not lost after it', async () => {
+  it('a torn line another process left at the end of the log makes the next write fold, so that the write is not lost after it', async () => {
     const store = await wrote({a: 1, b: 2})
     await writeFile(`${file}.journal`, '[["torn",3', {flag: 'a'})
     await store.set('d', 4)
@@ -208,7 +208,7 @@ describe('the snapshot and the journal as another process leaves them', () => {
     expect(readdirSync('/proc/self/fd').length).toBeLessThanOrEqual(open)
   })
 
-  it('a journal that cannot be removed after a fold fails the write; one that is not there is no failure', async () => {
+  it('a log that cannot be removed after a fold fails the write; one that is not there is no failure', async () => {
     const store = await wrote({a: 1, b: 2})
     writeFaults.unlink = `${file}.journal`
     await expect(store.set('large', large)).rejects.toMatchObject({code: 'EIO', syscall: 'unlink'})
@@ -252,7 +252,7 @@ describe('a damaged snapshot', () => {
   )
 })
 
-describe('a damaged journal line', () => {
+describe('a damaged log line', () => {
   it.each([
     ['an object', '{"a": 1}'],
     ['a list of no lists', '["ab"]'],
