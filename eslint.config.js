@@ -10,8 +10,9 @@ const coreInternals = {
   message: 'src/testing imports the core only through ../index.ts.',
 }
 
-// The layers of the core, from the top down (docs/design.md#layout): a folder imports only from the layers below it,
-// and from the vocabulary at the root (options.ts, errors.ts, events.ts); nothing imports the transport or an entry point.
+// The layers of the core, from the top down (docs/design.md#layout): a folder imports only from the
+// layers below it, and from the vocabulary at the root (options.ts, errors.ts, events.ts); nothing
+// imports the transport or an entry point.
 const entryPoints = [
   './src/index.ts',
   './src/node.ts',
@@ -206,13 +207,15 @@ export default defineConfig(
     },
   },
   {
-    // Plain-JS fixtures run by child processes, and the scripts that pick a Node: no TS project, so no type information.
+    // Plain-JS fixtures run by child processes, and the scripts that pick a Node: no TS project, so
+    // no type information.
     files: ['test/**/*.mjs', 'scripts/**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
   {
-    // Workers code: Cloudflare's types clash with the DOM types of the other projects, and it is checked against the
-    // build (dist/), so tsc checks it in npm run test:workerd, after the build (examples/cloudflare-worker/tsconfig.json).
+    // Workers code: Cloudflare's types clash with the DOM types of the other projects, and it is
+    // checked against the build (dist/), so tsc checks it in npm run test:workerd, after the build
+    // (examples/cloudflare-worker/tsconfig.json).
     files: ['examples/cloudflare-worker/**/*.ts', 'test/runtimes/workerd/**/*.ts'],
     extends: [tseslint.configs.disableTypeChecked],
   },

@@ -13,10 +13,10 @@
 //   --profile           also profile ours with 1,000 open streams (the measured calls): top self-time functions
 //   --sweep-repeat=N    run the sweep's largest size N times per client, its figures from the median (default 1)
 //
-// stream, echo, heap: the transports driven by hand against bench/server.mjs (a minimal server, so that the
-// client is the limit). memory: what a hostile server can make the client hold (bench/memory.mjs). reconnects: the
-// heap and abort listeners over many reconnects of the standalone stream (bench/reconnects.mjs). roundtrip, sweep, profile: the SDK Client against the library's reference server,
-// each measured client in a process of its own (bench/scale.mjs).
+// stream, echo, heap: the transports driven by hand against bench/server.mjs (a minimal server, so that the client is
+// the limit). memory: what a hostile server can make the client hold (bench/memory.mjs). reconnects: the heap and abort
+// listeners over many reconnects of the standalone stream (bench/reconnects.mjs). roundtrip, sweep, profile: the SDK
+// Client against the library's reference server, each measured client in a process of its own (bench/scale.mjs).
 //
 // Profiling our hot path:  node --cpu-prof --cpu-prof-dir=/tmp/bench-prof bench/run.mjs --only=stream --clients=ours
 import {fork, spawn} from 'node:child_process'

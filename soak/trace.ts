@@ -1,7 +1,8 @@
 /**
- * `--trace FILE`: one line per thing that matters to a server request or a call, from the server and from every
- * client (the child processes' lines come through their reports): what a lost request or an unexplained
- * `outcome-unknown` is investigated with. Lines are `<ms since start> <who> <what>` (the faults come last: `sort -n` the file); grep a session or a call.
+ * `--trace FILE`: one line per thing that matters to a server request or a call, from the server and
+ * from every client (the child processes' lines come through their reports): what a lost request or
+ * an unexplained `outcome-unknown` is investigated with. Lines are `<ms since start> <who> <what>`
+ * (the faults come last: `sort -n` the file); grep a session or a call.
  */
 import {createWriteStream, type WriteStream} from 'node:fs'
 import type {TransportEvent} from '../src/index.ts'

@@ -1,13 +1,15 @@
 /**
  * Why a transport operation failed.
  *
- * Each code tells the caller whether the request may have run ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/errors.md | the codes},
+ * Each code tells the caller whether the request may have run
+ * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/errors.md | the codes},
  * {@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/failures.md | what each answer means}):
  *
- * - `session-expired`: the server answered 404 to a request that carried `Mcp-Session-Id`, or a 400 or 410 that can
- *   only be the session's ([failures](https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/failures.md#a-session-the-server-no-longer-knows)), or the session the Client relies
- *   on expired earlier; the session, its cursors and every pending request are gone. The request was not acted on.
- *   Re-initialize to continue.
+ * - `session-expired`: the server answered 404 to a request that carried `Mcp-Session-Id`, or a 400
+ *   or 410 that can only be the session's
+ *   ([failures](https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/failures.md#a-session-the-server-no-longer-knows)),
+ *   or the session the Client relies on expired earlier; the session, its cursors and every pending
+ *   request are gone. The request was not acted on. Re-initialize to continue.
  * - `outcome-unknown`: the request reached the server (or may have), but its answer was lost and cannot be
  *   recovered. The transport never re-sends it: the app decides whether running it again is safe.
  * - `not-sent`: no connection to the server could be opened (refused, unreachable host, name not found): the

@@ -14,7 +14,8 @@ export interface CallRecord {
 }
 
 /**
- * What the call journal knows of one call ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#the-call-journal | the call journal}):
+ * What the call journal knows of one call
+ * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#the-call-journal | the call journal}):
  *
  * - `sent`: on the wire, no answer yet.
  * - `input-required`: the server asked for input (an `input_required` result, SEP-2322); `resume` holds what

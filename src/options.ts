@@ -36,8 +36,8 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    */
   fetch?: FetchLike | undefined
   /**
-   * Merged into every request (headers, credentials, ...). The transport's protocol headers win over these.
-   * `method` and `body` are each request's own and `redirect` is {@link ResumableHTTPClientTransportOptions.redirectPolicy}'s:
+   * Merged into every request (headers, credentials, ...). The transport's protocol headers win over these. `method`
+   * and `body` are each request's own and `redirect` is {@link ResumableHTTPClientTransportOptions.redirectPolicy}'s:
    * setting one is a TypeError (`redirect` is taken with `'follow'`). So is a `signal`: one init goes with every
    * request, so its signal could stop none of them alone (the SDK transport drops it). Stop one request with the
    * Client's own `signal` request option (`client.callTool(params, undefined, {signal})`: it POSTs
@@ -136,12 +136,13 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    */
   terminateOnClose?: boolean | undefined
   /**
-   * Keep the call journal (`transport.calls`, {@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/eras.md#durable-calls-in-both-eras | durable calls}): every `tools/call` recorded in the store
-   * before it is sent, task handles polled and `input_required` rounds kept, so that a restarted process learns
-   * what became of its predecessor's calls. It costs each `tools/call` two store writes (its record, then its
-   * removal once answered), so it is on only when the app will read it. `true` loads the journal with `import()`
-   * in `start()` (a chunk of its own in a bundled app: an app without it never loads it). A service worker may not
-   * `import()`: there, give the journal itself, `callJournal` of `mcp-resumable-http/journal`.
+   * Keep the call journal (`transport.calls`,
+   * {@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/eras.md#durable-calls-in-both-eras | durable calls}):
+   * every `tools/call` recorded in the store before it is sent, task handles polled and `input_required` rounds kept,
+   * so that a restarted process learns what became of its predecessor's calls. It costs each `tools/call` two store
+   * writes (its record, then its removal once answered), so it is on only when the app will read it. `true` loads the
+   * journal with `import()` in `start()` (a chunk of its own in a bundled app: an app without it never loads it). A
+   * service worker may not `import()`: there, give the journal itself, `callJournal` of `mcp-resumable-http/journal`.
    * @defaultValue false
    */
   callJournal?: boolean | CallJournalModule | undefined
@@ -243,7 +244,7 @@ export function resolveOptions(url: URL, options: ResumableHTTPClientTransportOp
     reconnect: reconnectPolicy(options),
     durability: options.durability ?? 'strict',
     resumeTimeoutMs: options.resumeTimeoutMs ?? 60_000,
-    // Stryker disable next-line ConditionalExpression: guard(undefined) throws inside its own try: it does nothing either
+    // Stryker disable next-line ConditionalExpression: guard(undefined) throws inside its own try
     onEvent: onEvent === undefined ? () => {} : guard(onEvent),
     terminateOnClose: options.terminateOnClose ?? false,
     callJournal: options.callJournal ?? false,

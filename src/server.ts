@@ -1,9 +1,10 @@
 /**
  * `mcp-resumable-http/server`: for MCP servers on the official SDK (v1 `@modelcontextprotocol/sdk`, v2
- * `@modelcontextprotocol/server`), the server's half of keeping stream resumption and session resumption apart
- * ([server](https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/server.md)): {@link ResumableEventStore}, the SDK's `EventStore` done right, and
- * {@link reemitPendingRequests}, which sends a session's unanswered server requests again on a stream attached
- * without `Last-Event-ID`. No Node built-in: Node, Workers, Deno and Bun alike. Redis: `./server/redis`.
+ * `@modelcontextprotocol/server`), the server's half of keeping stream resumption and session resumption
+ * apart ([server](https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/server.md)):
+ * {@link ResumableEventStore}, the SDK's `EventStore` done right, and {@link reemitPendingRequests},
+ * which sends a session's unanswered server requests again on a stream attached without `Last-Event-ID`.
+ * No Node built-in: Node, Workers, Deno and Bun alike. Redis: `./server/redis`.
  * @packageDocumentation
  */
 export {

@@ -21,9 +21,10 @@ import {Standalone} from './streams/standalone.ts'
 import {wireIdOfKey} from './streams/stream.ts'
 
 /**
- * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor,
- * a lost stream is replaced by re-attaching the session, a session the server no longer knows ends; a request is
- * never sent twice. A drop-in replacement for the SDK's `StreamableHTTPClientTransport` ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md | design}).
+ * An MCP Streamable HTTP client transport that resumes: a broken stream is resumed from its own cursor, a lost stream
+ * is replaced by re-attaching the session, a session the server no longer knows ends; a request is never sent twice. A
+ * drop-in replacement for the SDK's `StreamableHTTPClientTransport`
+ * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md | design}).
  */
 export class ResumableHTTPClientTransport extends TransportCallbacks implements Transport {
   readonly #options: ResolvedOptions
@@ -145,8 +146,9 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   }
 
   /**
-   * `{kind: 'legacy'}` when the store holds a session for this server (2025-era: the only one with sessions), for
-   * the v2 Client's `connect(transport, {prior})`: it then resumes that session instead of probing ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/eras.md | eras}).
+   * `{kind: 'legacy'}` when the store holds a session for this server (2025-era: the only one with sessions), for the
+   * v2 Client's `connect(transport, {prior})`: it then resumes that session instead of probing
+   * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/eras.md | eras}).
    */
   prior(): Promise<{kind: 'legacy'} | undefined> {
     return this.#session.storedEra()
@@ -233,10 +235,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   /**
    * Forgets the session without telling the server (no `DELETE`, no request): its records are deleted from the store,
-   * so the next `start()` (here, or in a next process on that store and `storeKey`) initializes a new one. Started,
-   * it ends the session held, as {@link terminateSession} does; before `start()` or after `close()`, it deletes the
-   * stored session `start()` would attach to (under its lease: with `ownership: 'wait'` it waits as `start()` does,
-   * until `signal` aborts), and drops the `sessionId` option. The call journal's records stay: `calls.forget` drops those.
+   * so the next `start()` (here, or in a next process on that store and `storeKey`) initializes a new one. Started, it
+   * ends the session held, as {@link terminateSession} does; before `start()` or after `close()`, it deletes the stored
+   * session `start()` would attach to (under its lease: with `ownership: 'wait'` it waits as `start()` does, until
+   * `signal` aborts), and drops the `sessionId` option. The call journal's records stay: `calls.forget` drops those.
    */
   async forgetSession(signal?: AbortSignal): Promise<void> {
     this.#sessionIdOption = undefined
@@ -259,7 +261,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     await this.#session.release()
     this.#inbox.settleAll(closed)
     const onclose = this.onclose
-    // [SDK interop] Client.connect chains the callbacks it finds on a transport: its wrappers go, so that a Client connected again (after a session expired) does not receive every message twice; the app's own stay.
+    // [SDK interop] Client.connect chains the callbacks it finds on a transport: its wrappers go, so that a Client
+    // connected again (after a session expired) does not receive every message twice; the app's own stay.
     this.clientDisconnected()
     onclose?.()
   }
@@ -288,7 +291,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       http: this.#options.http,
       protocolVersion: () => this.#session.protocolVersion,
       read: (connection, body) => readConnection(reader, connection, body),
-      // Stryker disable next-line ConditionalExpression: inbox.settle of no ID finds no request
+      // Stryker disable next-line ConditionalExpression: settling no ID settles nothing
       settle: (stream, error) => stream.requestId !== undefined && this.#inbox.settle(stream.requestId, error),
       expireSession: (error) => this.#ending.expire(error, true),
       standalone: this.#standalone,

@@ -73,8 +73,8 @@ export class CallJournal {
   readonly #byWire = new Map<JsonRpcId, Entry>()
   readonly #byToken = new Map<unknown, Entry>()
   /**
-   * What the store should hold of each call now, read when its write starts (a write queued behind another then
-   * stores the latest, a removal included), with the characters of its JSON; their sum is bounded by `limits.callBytes`.
+   * What the store should hold of each call now, read when its write starts (a write queued behind another then stores
+   * the latest, a removal included), with the characters of its JSON; their sum is bounded by `limits.callBytes`.
    */
   readonly #stored = new Map<string, {value: JsonValue | undefined; chars: number}>()
   #totalChars = 0
@@ -103,8 +103,7 @@ export class CallJournal {
     lifetime: AbortSignal,
   ): Promise<void> {
     this.#lifetime = lifetime
-    // Stryker disable next-line ObjectLiteral: a signal aborts once
-    lifetime.addEventListener('abort', () => this.#closed(lifetime), {once: true})
+    lifetime.addEventListener('abort', () => this.#closed(lifetime))
     for (const [callId, value] of await this.#host.records.loadCalls()) {
       const reason = invalidCall(value)
       const held = this.#entries.get(callId)
@@ -178,7 +177,7 @@ export class CallJournal {
       if (progressToken !== undefined) this.#byToken.set(progressToken, leg)
       return this.#durable(this.#update(leg, {...changes, resume: {requestState, inputResponses}}))
     }
-    // Stryker disable next-line MethodExpression: a key of no value is dropped by JSON, in the store and in tasks/get's _meta
+    // Stryker disable next-line MethodExpression: JSON drops a key of no value
     const envelope = Object.fromEntries(
       envelopeKeys.filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]!]),
     )
@@ -354,7 +353,7 @@ export class CallJournal {
     while (this.#entries.size > maxCalls || this.#totalChars > callBytes) {
       const others = [...this.#entries.values()].filter((entry) => entry !== keep)
       const oldest = others.find((entry) => settledStates.has(entry.state)) ?? others[0]
-      // Stryker disable next-line ConditionalExpression: unreachable: the call kept fits both limits alone (maxCalls >= 1; a record past callBytes is not evicted for)
+      // Stryker disable next-line ConditionalExpression: unreachable: the call kept fits both limits
       if (oldest === undefined) return
       this.#exceeded(
         this.#entries.size > maxCalls ? 'maxCalls' : 'callBytes',
@@ -393,7 +392,7 @@ export class CallJournal {
     this.#entries.delete(entry.callId)
     if (this.#byWire.get(entry.wireId) === entry) this.#byWire.delete(entry.wireId)
     if (this.#byToken.get(entry.progressToken) === entry) this.#byToken.delete(entry.progressToken)
-    // Stryker disable next-line OptionalChaining: every call the journal holds has its stored size (load, #update)
+    // Stryker disable next-line OptionalChaining: every call held has its stored size
     this.#totalChars -= this.#stored.get(entry.callId)?.chars ?? 0
     this.#stored.delete(entry.callId)
     this.#pollers.get(entry.callId)?.abort()
@@ -431,7 +430,7 @@ export class CallJournal {
   /** Polls task call `entry` in the background until it settles, `close()`, or the app forgets it. */
   #poll(entry: Entry): void {
     const task = entry.task
-    // Stryker disable next-line ConditionalExpression: a call in the task state always holds its handle (invalidCall, receiving)
+    // Stryker disable next-line ConditionalExpression: a call in the task state holds its handle
     if (task === undefined) return
     if (this.#pollers.has(entry.callId)) return
     const poller = new ChildAbort(this.#lifetime)

@@ -8,7 +8,7 @@ export const settledStates: ReadonlySet<CallState> = new Set<CallState>([
   'failed',
   'cancelled',
   'outcome-unknown',
-  // Stryker disable next-line StringLiteral: a delivered call leaves the journal at once, its waiters settled as it goes (call-journal.ts `#remove`)
+  // Stryker disable next-line StringLiteral: a delivered call leaves the journal at once
   'delivered',
 ])
 

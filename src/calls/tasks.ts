@@ -106,13 +106,13 @@ async function getTask(host: TaskHost, handle: TaskHandle, signal: AbortSignal):
     throw new AbortError(error)
   }
   // Nothing of the body is left to release: a JSON one was read, an SSE one's reader closed.
-  // Stryker disable next-line ArrayDeclaration: an item in front that is no message is no response either
+  // Stryker disable next-line ArrayDeclaration: an item that is no message is no response
   const answer = isEventStream(response.headers.get('content-type'))
     ? await answerOnStream(host, response.body!, id, signal)
     : findAnswer(parseMessages(await response.text(), [], host.http.redact), id)
   if (answer === undefined) {
     throw new TransportError(
-      // Stryker disable next-line StringLiteral: only the message is seen, as the reason of the call's outcome-unknown
+      // Stryker disable next-line StringLiteral: only the message is seen
       'protocol',
       `The answer to tasks/get ${handle.taskId} did not contain its response`,
     )
@@ -130,7 +130,7 @@ async function answerOnStream(
   const batches = new EventBatches(body, signal, host.limits.maxEventBytes, () => {})
   try {
     for (let batch = await batches.next(); batch !== undefined; batch = await batches.next()) {
-      // Stryker disable next-line ArrayDeclaration: as in getTask
+      // Stryker disable next-line ArrayDeclaration: an item that is no message is no response
       const messages: JSONRPCMessage[] = []
       for (const event of batch.events) if (event.data !== '') parseMessages(event.data, messages, host.http.redact)
       const answer = findAnswer(messages, id)

@@ -3,8 +3,9 @@ import {ChildAbort} from '../policy/abort.ts'
 import type {TransportEvent} from '../events.ts'
 
 /**
- * At most `max` tasks at once; the others wait their turn in order (SECURITY.md, "exhaust the client's memory"). Bounds the answers
- * and notifications POSTed at once, so that a server flooding the client with requests cannot exhaust its sockets.
+ * At most `max` tasks at once; the others wait their turn in order (SECURITY.md, "exhaust the
+ * client's memory"). Bounds the answers and notifications POSTed at once, so that a server flooding
+ * the client with requests cannot exhaust its sockets.
  */
 export class AnswerQueue {
   readonly #max: number

@@ -73,20 +73,20 @@ export class Inbox {
    * progress and its response in one turn would lose the progress.
    */
   async deliver(messages: readonly JSONRPCMessage[], stream?: Carrier, reemitted = false): Promise<void> {
-    // Stryker disable next-line BooleanLiteral: a turn more before the first message changes no order
+    // Stryker disable next-line BooleanLiteral: a turn more changes no order
     let delivered = false
     const signal = stream?.controller.signal
     const orphan = stream?.orphan === true ? stream : undefined
     for (const message of messages) {
       const responseId = responseIdOf(message)
       const requestId = requestIdOf(message)
-      // Stryker disable next-line ConditionalExpression,LogicalOperator: a turn more before any message changes no order
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: a turn more changes no order
       if (delivered && responseId !== undefined) await Promise.resolve()
       // A flood of server requests waits while the Client is busy with many (limits.maxConcurrentAnswers).
       if (signal !== undefined && requestId !== undefined) {
         // Awaited only when the Client is busy: a turn per server request otherwise.
         const room = this.#room.room(signal)
-        // Stryker disable next-line ConditionalExpression: awaiting undefined costs a turn and changes no order
+        // Stryker disable next-line ConditionalExpression: awaiting undefined changes no order
         if (room !== undefined) await room
       }
       if (signal?.aborted === true) throw abortedError(signal)

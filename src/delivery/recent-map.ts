@@ -16,7 +16,7 @@ export class RecentMap<K, V> {
   onOverweight: (() => void) | undefined
 
   /** `weigh` gives a key's weight (its length, say): the keys held weigh at most `maxBytes` plus one key. */
-  // Stryker disable next-line ArrowFunction: only maps without maxBytes weigh by default, and `NaN >= Infinity` is as false as `0 >= Infinity`
+  // Stryker disable next-line ArrowFunction: NaN >= Infinity is as false as 0 >= Infinity
   constructor(capacity: number, maxBytes = Infinity, weigh: (key: K) => number = () => 0) {
     this.#capacity = capacity
     this.#halfBytes = maxBytes / 2

@@ -148,7 +148,7 @@ export class RequestIds {
   progressForClient(message: JSONRPCMessage): JSONRPCMessage | undefined {
     const params = (message as {params?: {progressToken?: unknown}}).params
     const token = params?.progressToken
-    // Stryker disable next-line ConditionalExpression: requests are keyed by number: another token finds none
+    // Stryker disable next-line ConditionalExpression: requests are keyed by number
     if (typeof token !== 'number') return message
     const pending = this.#pending.get(token)
     if (pending === undefined && this.#settled.get(token) === true) {

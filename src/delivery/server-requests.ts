@@ -65,7 +65,7 @@ export class ServerRequests {
   arrived(id: JsonRpcId): boolean {
     const seen = this.#seen.get(id)
     if (seen === undefined) {
-      // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` is read only with an answer, and recordAnswer sets both
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` is read only with an answer
       this.#seen.set(id, {answer: undefined, sending: false})
       return true
     }
@@ -142,14 +142,14 @@ export class ServerRequests {
     for (const [key, value] of kept) {
       const id: unknown = JSON.parse(key)
       const message = value as JSONRPCMessage
-      // Stryker disable next-line ConditionalExpression: records.ts loads only keys that parse to a JSON-RPC ID
+      // Stryker disable next-line ConditionalExpression: records.ts loads only keys that are JSON-RPC IDs
       if (!isJsonRpcId(id)) continue
       if (responseIdOf(message) === id) {
-        // Stryker disable next-line ObjectLiteral,BooleanLiteral: start() re-sends it at once, and its recordAnswer sets it again
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: start() re-sends it, which sets it again
         this.#seen.set(id, {answer: message, sending: false})
         unsent.push(message)
       } else if (requestIdOf(message) === id) {
-        // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` is read only with an answer, and recordAnswer sets both
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` is read only with an answer
         this.#seen.set(id, {answer: undefined, sending: false})
         unanswered.push(message)
       } else continue

@@ -128,7 +128,7 @@ export class FileLock {
     heldLocks.delete(token)
     try {
       // Only our own lock: if ours was broken as stale, the file now belongs to another writer.
-      // Stryker disable next-line StringLiteral: without an encoding JSON.parse reads the Buffer as UTF-8 all the same
+      // Stryker disable next-line StringLiteral: a Buffer parses as UTF-8 all the same
       if (parseLock(await readFile(this.#path, 'utf8'))?.token === token) await unlink(this.#path)
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return
@@ -142,7 +142,7 @@ export class FileLock {
     let owner: LockOwner | undefined
     try {
       seen = await stat(this.#path)
-      // Stryker disable next-line StringLiteral: as in #unlock
+      // Stryker disable next-line StringLiteral: a Buffer parses as UTF-8 all the same
       owner = parseLock(await readFile(this.#path, 'utf8'))
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return true
@@ -167,7 +167,7 @@ export async function temporaryFiles(path: string): Promise<{path: string; draft
   const directory = dirname(path)
   const prefix = `${basename(path)}.`
   const files = []
-  // Stryker disable next-line ArrayDeclaration: a name that does not start with the file's is skipped
+  // Stryker disable next-line ArrayDeclaration: a name not starting with the file's is skipped
   for (const name of await readdir(directory).catch(() => [])) {
     const match = name.startsWith(prefix) ? /^(lock\.)?\d+\.[0-9a-f]{12}\.tmp$/.exec(name.slice(prefix.length)) : null
     if (match === null) continue
@@ -189,7 +189,7 @@ function removeHeldLocksAtExit(): void {
   const removeHeld = (): void => {
     for (const [token, lockPath] of heldLocks) {
       try {
-        // Stryker disable next-line StringLiteral,OptionalChaining: a Buffer parses as its UTF-8 text; no owner throws into the catch below, which skips the file as well
+        // Stryker disable next-line StringLiteral,OptionalChaining: UTF-8 all the same; null lands in the catch
         if (parseLock(readFileSync(lockPath, 'utf8'))?.token === token) unlinkSync(lockPath)
       } catch {
         // Gone already, or unreadable: a lock naming a dead process is broken by the next writer anyway.
@@ -207,7 +207,7 @@ function removeHeldLocksAtExit(): void {
 function parseLock(text: string): LockOwner | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockOwner> | null
-    // Stryker disable next-line OptionalChaining: null throws into the catch below, which returns undefined as well
+    // Stryker disable next-line OptionalChaining: null throws into the catch, which returns undefined
     if (typeof value?.pid === 'number' && typeof value.host === 'string' && typeof value.token === 'string') {
       return {pid: value.pid, host: value.host, token: value.token}
     }

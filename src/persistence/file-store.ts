@@ -61,8 +61,8 @@ const STEP_ASIDE_MS = 2 * LOCK_RETRY_MAX_MS
 const GATHER_MS = 5
 
 /**
- * A {@link ResumptionStore} in a JSON file and its log of changes, so a Node process that restarts finds its session and
- * cursors again. Exported from `mcp-resumable-http/node`.
+ * A {@link ResumptionStore} in a JSON file and its log of changes, so a Node process that restarts
+ * finds its session and cursors again. Exported from `mcp-resumable-http/node`.
  *
  * - **A write costs what it changed:** it appends one line (the keys it set or deleted) to `<path>.journal` and
  *   flushes it to disk (fdatasync), however many keys the file holds. Once the log outgrows the file (or
@@ -126,7 +126,7 @@ export class FileStore implements ResumptionStore {
     this.#path = resolve(path)
     this.#onError = (error) => {
       try {
-        // Stryker disable next-line OptionalChaining: a missing listener called throws into the catch below
+        // Stryker disable next-line OptionalChaining: the missing listener throws into the catch
         onError?.(error)
       } catch {
         // The listener's own bug must not fail the store call it observes.
@@ -191,7 +191,7 @@ export class FileStore implements ResumptionStore {
     return {
       token,
       renew: async () => {
-        // Stryker disable next-line BooleanLiteral: renewLease's operation always reports before the batch resolves, and a batch that fails rejects
+        // Stryker disable next-line BooleanLiteral: renewLease's operation reports before the batch resolves
         let kept = false
         const batch = this.#batch()
         batch.operations.push(renewLease(name, token, ttlMs, (renewed) => (kept = renewed)))
@@ -333,7 +333,7 @@ export class FileStore implements ResumptionStore {
       // Taken by a write under way, which decides again when it ends. A write queued behind this one took it
       // already: a batch starts in the same run of reactions as the write before it ends, before this turn. A batch
       // waiting for the end of its turn will take it.
-      // Stryker disable next-line ConditionalExpression: a write starts only after this callback (its batch waits for a later turn), so the first test is a guard against a change of that order, which no test can make
+      // Stryker disable next-line ConditionalExpression: a guard: writes start only after this callback
       if (this.#hold !== hold || this.#next !== undefined) return
       this.#hold = undefined
       this.#tail = this.#tail.then(hold.release)
@@ -357,9 +357,9 @@ export class FileStore implements ResumptionStore {
 
   /** Waits `ms`; rejects with the signal's reason when it aborts. */
   async #pause(ms: number): Promise<void> {
-    // Stryker disable next-line BlockStatement: a pause that resolved on the abort is followed by the lock's own check of the signal, which throws its reason as well
+    // Stryker disable next-line BlockStatement: the lock's own check of the signal throws as well
     await sleep(ms, undefined, {signal: this.#signal}).catch((error: unknown) => {
-      // Stryker disable next-line OptionalChaining: only an abort of the signal rejects the sleep, so there is one
+      // Stryker disable next-line OptionalChaining: only an abort rejects the sleep
       this.#signal?.throwIfAborted()
       throw error
     })

@@ -1,7 +1,7 @@
 /**
- * Ownership of a session (docs/stores.md#ownership-one-session-one-owner): a lease that one transport holds at a time, with a fencing token
- * that grows with every lease of the same name, so that a store can refuse the late writes of an owner whose
- * lease another one took since.
+ * Ownership of a session (docs/stores.md#ownership-one-session-one-owner): a lease that one
+ * transport holds at a time, with a fencing token that grows with every lease of the same name, so
+ * that a store can refuse the late writes of an owner whose lease another one took since.
  */
 
 /** What a write is made under: the lease's name and the token it was given. */

@@ -104,7 +104,7 @@ export class OwnedStore implements ResumptionStore {
     // Slot 0 costs no turn of its own: the records' writes keep the order they had without owners.
     const namespace = this.#namespace.value
     const slot = this.#slotNamespace ?? namespace
-    // Stryker disable next-line ConditionalExpression: slot 0's mapping is the identity; the other path lists the same keys a turn later
+    // Stryker disable next-line ConditionalExpression: slot 0's mapping is the identity
     if (slot === namespace) return this.#store.list(prefix)
     return this.#store.list(this.#map(prefix)).then((keys) => keys.map((key) => namespace + key.slice(slot.length)))
   }

@@ -304,7 +304,7 @@ export class SessionRecords {
           resolve(value)
         },
         (error: unknown) => {
-          // Stryker disable next-line BooleanLiteral: a timer set for a call already settled rejects a settled promise
+          // Stryker disable next-line BooleanLiteral: a timer of a settled call rejects a settled promise
           settled = true
           clearTimeout(timer)
           // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the store's own reason, passed on
@@ -369,7 +369,7 @@ function invalidSession(value: JsonValue): string | undefined {
 function parsedId(key: string): unknown {
   try {
     return JSON.parse(key)
-    // Stryker disable next-line BlockStatement: the function then ends without a return, which is undefined too
+    // Stryker disable next-line BlockStatement: the function then returns undefined too
   } catch {
     return undefined
   }

@@ -127,7 +127,7 @@ export class RedisStore implements ResumptionStore {
 
   async delete(key: string, fence?: Fence): Promise<void> {
     if (fence === undefined) await this.#client.sendCommand(['DEL', this.#key(key)])
-    // Stryker disable next-line ArrayDeclaration: the delete script reads ARGV[1] (the token) only
+    // Stryker disable next-line ArrayDeclaration: the delete script reads ARGV[1] only
     else await this.#fenced(fencedDeleteScript, fence, key, [])
   }
 

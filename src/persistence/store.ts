@@ -2,10 +2,11 @@ import type {JsonValue} from '../wire/jsonrpc.ts'
 import {LocalLeases, type Fence, type Lease} from './lease.ts'
 
 /**
- * Where the transport keeps what a restart needs ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-is-persisted | what is persisted}):
- * the session, the cursor of each open stream, and each server request not yet answered, every one in its own record so that a write costs
- * what changed, not the size of the session. The only persistence seam: implement it over any key-value storage.
- * Values are JSON; all calls are async.
+ * Where the transport keeps what a restart needs
+ * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-is-persisted | what is persisted}):
+ * the session, the cursor of each open stream, and each server request not yet answered, every one
+ * in its own record so that a write costs what changed, not the size of the session. The only
+ * persistence seam: implement it over any key-value storage. Values are JSON; all calls are async.
  */
 export interface ResumptionStore {
   get(key: string): Promise<JsonValue | undefined>
@@ -19,10 +20,11 @@ export interface ResumptionStore {
   /** The keys that start with `prefix`, in any order. Called when a transport starts, to find its records. */
   list(prefix: string): Promise<string[]>
   /**
-   * Optional: ownership ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/stores.md#ownership-one-session-one-owner | one owner per session}). Takes the lease `name` for `ttlMs` unless a live
-   * owner holds it (then resolves undefined). Each lease taken gets a larger fencing token than the one before
-   * it of that name, and the store then refuses writes fenced with an older token. A store without it lets any
-   * number of transports share a session.
+   * Optional: ownership
+   * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/stores.md#ownership-one-session-one-owner | one owner per session}).
+   * Takes the lease `name` for `ttlMs` unless a live owner holds it (then resolves undefined). Each lease taken gets a
+   * larger fencing token than the one before it of that name, and the store then refuses writes fenced with an older
+   * token. A store without it lets any number of transports share a session.
    */
   acquire?(name: string, ttlMs: number): Promise<Lease | undefined>
 }

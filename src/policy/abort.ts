@@ -11,8 +11,8 @@ export class ChildAbort {
   constructor(parent: AbortSignal) {
     this.#parent = parent
     if (parent.aborted) this.#follow()
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: a signal aborts once, and release() removes the listener
-    else parent.addEventListener('abort', this.#follow, {once: true})
+    // release() removes the listener: a signal aborts once anyway.
+    else parent.addEventListener('abort', this.#follow)
   }
 
   get signal(): AbortSignal {

@@ -60,9 +60,10 @@ export function usableCursor(
 }
 
 /*
- * What each answer means (docs/failures.md has the whole table, request kind by answer). Transient answers keep
- * everything and are tried again; a refusal of the cursor drops that cursor only; the session ends on a 404 to a
- * request that carried it, and on a 400 or 410 to one that carried nothing else (docs/failures.md#a-session-the-server-no-longer-knows).
+ * What each answer means (docs/failures.md has the whole table, request kind by answer). Transient
+ * answers keep everything and are tried again; a refusal of the cursor drops that cursor only; the
+ * session ends on a 404 to a request that carried it, and on a 400 or 410 to one that carried
+ * nothing else (docs/failures.md#a-session-the-server-no-longer-knows).
  */
 
 /**

@@ -86,8 +86,7 @@ export function resolveLimits(options: unknown = {}): Limits {
   if (unknown !== undefined) {
     throw new TypeError(`Unknown field limits.${unknown}: the fields are ${Object.keys(defaultLimits).join(', ')}`)
   }
-  // Stryker disable next-line ObjectLiteral: the loop below assigns every field
-  const limits = {...defaultLimits}
+  const limits = {} as Record<LimitName, number>
   for (const name of Object.keys(defaultLimits) as LimitName[]) {
     const given = (options as LimitOptions)[name]
     const value = given === undefined ? defaultLimits[name] : given

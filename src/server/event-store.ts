@@ -122,7 +122,8 @@ function checkLog(log: unknown): EventLog {
  * the SDK names every session's standalone stream `_GET_stream` and never tells the store the session, so a store
  * shared by sessions would mix their standalone streams.
  *
- * - `storeEvent` gives each event an ID naming this store and its stream ([event IDs](https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/server.md#event-ids)).
+ * - `storeEvent` gives each event an ID naming this store and its stream
+ *   ([event IDs](https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/server.md#event-ids)).
  * - `getStreamIdForEventId` names the stream of an ID it can replay from, and nothing for any other: the SDK then
  *   answers the `GET` 400 (`Invalid event ID format`), which a client reads as its cursor refused.
  * - `replayEventsAfter` sends the events of that stream after that ID, and throws {@link RefusedEventIdError} for

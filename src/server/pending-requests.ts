@@ -1,8 +1,8 @@
 /**
- * Session resumption for an SDK server transport (docs/server.md#pending-requests, docs/design.md#what-a-server-must-do):
- * every server-to-client request is remembered until it is answered or cancelled, and a stream attached without
- * `Last-Event-ID` gets each one still unanswered again, or a cancellation of each. No SDK server does this itself:
- * a request whose stream was lost waits for its timeout.
+ * Session resumption for an SDK server transport (docs/server.md#pending-requests,
+ * docs/design.md#what-a-server-must-do): every server-to-client request is remembered until it is answered or
+ * cancelled, and a stream attached without `Last-Event-ID` gets each one still unanswered again, or a cancellation of
+ * each. No SDK server does this itself: a request whose stream was lost waits for its timeout.
  */
 import {checkKeys, oneOf, positiveInteger} from './checks.ts'
 import type {JsonRpcMessage} from './event-store.ts'
@@ -120,7 +120,10 @@ function attachesWithoutCursor(method: string | undefined, lastEventId: string |
  *
  * @example
  * ```ts
- * const transport = new StreamableHTTPServerTransport({sessionIdGenerator: () => randomUUID(), eventStore: new ResumableEventStore()})
+ * const transport = new StreamableHTTPServerTransport({
+ *   sessionIdGenerator: () => randomUUID(),
+ *   eventStore: new ResumableEventStore(),
+ * })
  * const pending = reemitPendingRequests(transport)
  * ```
  */

@@ -1,7 +1,7 @@
 /**
- * `mcp-resumable-http/server/redis`: a {@link RedisEventLog} for `ResumableEventStore` (`mcp-resumable-http/server`), so that a server
- * restarted (or another process of it) still replays a session's streams. Needs a Redis client: the optional peer
- * dependency `redis` (node-redis), `npm install redis`. No Node built-in.
+ * `mcp-resumable-http/server/redis`: a {@link RedisEventLog} for `ResumableEventStore` (`mcp-resumable-http/server`),
+ * so that a server restarted (or another process of it) still replays a session's streams. Needs a Redis client: the
+ * optional peer dependency `redis` (node-redis), `npm install redis`. No Node built-in.
  * @packageDocumentation
  */
 import {eventOverhead, newNonce, type Appended, type EventBounds, type EventLog, type Lookup} from './event-log.ts'

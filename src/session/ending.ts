@@ -70,7 +70,8 @@ export class SessionEnding {
     const {http, session} = this.#host
     let response: Response
     try {
-      // [spec transports, listening for messages] the one request that carries nothing but the session: a stream or 405.
+      // [spec transports, listening for messages] the one request that carries nothing but the
+      // session: a stream or 405.
       response = await exchange(http, {method: 'GET', sessionId, protocolVersion: session.protocolVersion, signal})
     } catch {
       // No answer (a network failure, the request cancelled, the user to authorize): no one can tell.

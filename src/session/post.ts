@@ -128,7 +128,7 @@ export async function send(
   if (recorded !== undefined) await recorded.stored
   const answers = recorded?.id
   const cancelledId = cancelledRequestIdOf(message)
-  // Stryker disable next-line ConditionalExpression: cancel of no ID finds no request
+  // Stryker disable next-line ConditionalExpression: cancelling no ID cancels nothing
   const cancelled = cancelledId === undefined ? undefined : inbox.requests.cancel(message, cancelledId)
   if (cancelled !== undefined) {
     // [spec 2025-06-18 cancellation] cancelling is a POST naming the wire ID; the request's stream stops.
@@ -163,8 +163,8 @@ export async function send(
       host.journal.rejected(requestId!)
       stream.controller.abort(new TransportError('aborted', `${String(method)} was cancelled`))
     }
-    // Stryker disable next-line BooleanLiteral: an abort fires once
-    requestSignal.addEventListener('abort', cancel, {once: true, signal: stream.controller.signal})
+    // The listener goes with the stream, which cancel() ends.
+    requestSignal.addEventListener('abort', cancel, {signal: stream.controller.signal})
   }
   // Only requests are named with it: each has a method and an ID.
   const what = `${String(method)} ${String(clientId)}`
@@ -340,7 +340,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   for (const answer of messages) await host.journal.receiving(answer)
   await inbox.deliver(messages)
   // Built only when needed: an error's stack trace costs more than the rest of a request's own work.
-  // Stryker disable next-line ConditionalExpression: settle ignores a request no longer pending; the check spares the error
+  // Stryker disable next-line ConditionalExpression: settle ignores a request no longer pending
   if (inbox.requests.isPending(requestId)) {
     inbox.settle(
       requestId,
@@ -353,7 +353,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
 function bodyOf(response: Response, contentType: string | null): 'event-stream' | 'json' | 'other' {
   if (response.body !== null && isEventStream(contentType)) return 'event-stream'
   if (response.body !== null && isJson(contentType)) return 'json'
-  // Stryker disable next-line StringLiteral: classifyPostAnswer tells only 'event-stream' and 'json' from the rest
+  // Stryker disable next-line StringLiteral: only 'event-stream' and 'json' are told apart
   return 'other'
 }
 

@@ -103,7 +103,8 @@ export class Session {
    * undefined when there is none to attach to.
    */
   async attach(requested: string | undefined, signal: AbortSignal): Promise<string | undefined> {
-    // One owner per session: the stored session read below is one no live transport holds (docs/stores.md#ownership-one-session-one-owner).
+    // One owner per session: the stored session read below is one no live transport holds
+    // (docs/stores.md#ownership-one-session-one-owner).
     await this.#owner.claim(signal)
     const stored = await this.#records.loadSession()
     // [spec basic] wire IDs never repeat across restarts, in the era without sessions too (docs/design.md#session).

@@ -84,7 +84,8 @@ export class EventBatches {
           this.#events.pop()
           this.#eventsWeight -= eventOverheadBytes
         }
-        // The parser bounds only what it holds of an event still arriving: one that came whole in a chunk is measured here.
+        // The parser bounds only what it holds of an event still arriving: one that came whole in a
+        // chunk is measured here.
         if (event.data.length > maxEventBytes) {
           exceeded(
             new ParseError(
@@ -113,8 +114,8 @@ export class EventBatches {
     this.#signal = signal
     // Not every fetch ends the body when its signal aborts (mocks, some polyfills): cancel the read ourselves.
     this.#onAbort = () => void this.#reader.cancel(signal.reason).catch(() => {})
-    // Stryker disable next-line BooleanLiteral: a signal aborts once, and close() removes the listener
-    signal.addEventListener('abort', this.#onAbort, {once: true})
+    // close() removes the listener: a signal aborts once anyway.
+    signal.addEventListener('abort', this.#onAbort)
     this.#reading = this.#read()
   }
 
@@ -122,7 +123,7 @@ export class EventBatches {
   take(): SseBatch | undefined {
     this.#signal.throwIfAborted()
     let fed = 0
-    // Stryker disable next-line EqualityOperator: one byte of a bound that one chunk may pass anyway
+    // Stryker disable next-line EqualityOperator: one byte of a bound one chunk may pass anyway
     while (fed < this.#chunks.length && this.#eventsWeight < batchWeight) {
       const chunk = this.#chunks[fed++]!
       this.#chunksBytes -= chunk.byteLength
@@ -133,7 +134,7 @@ export class EventBatches {
         break
       }
     }
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: slicing nothing off and waking a reader that is not waiting change nothing
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: slicing off nothing changes nothing
     if (fed > 0) {
       // Kept as a fresh array: a long read-ahead is not shifted chunk by chunk.
       this.#chunks = this.#chunks.slice(fed)
@@ -215,7 +216,7 @@ export class EventBatches {
         this.#chunks.push(value)
         this.#chunksBytes += value.byteLength
         wake(this.#arrived)
-        // Stryker disable next-line EqualityOperator: one byte of a bound that one chunk may pass anyway
+        // Stryker disable next-line EqualityOperator: one byte of a bound one chunk may pass anyway
         while (this.#chunksBytes >= this.#maxAhead) await new Promise<void>((resolve) => (this.#drained = resolve))
       }
       this.#ended ??= {failure: undefined}
@@ -240,7 +241,7 @@ const utf8 = new TextDecoder('utf-8', {ignoreBOM: true})
 export function wholeCharactersEnd(bytes: Uint8Array): number {
   const length = bytes.length
   // A character is 4 bytes at most: its lead byte is among the last 3 when it is cut.
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: further back, no lead byte starts a character that is cut; before the start, `undefined` is no byte of one
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: no lead byte further back is cut
   for (let back = 1; back <= 3 && back <= length; back++) {
     const byte = bytes[length - back]!
     // An ASCII byte ends a character; so does anything before it.
@@ -250,7 +251,7 @@ export function wholeCharactersEnd(bytes: Uint8Array): number {
     // replaces them alike.
     if (byte >= 0xc2) {
       const size = Math.clz32(~(byte << 24))
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: carrying a whole character too only puts it off: an event ends at a line end, which is ASCII
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: a whole character carried waits
       return back < size ? length - back : length
     }
   }

@@ -92,7 +92,7 @@ export class StreamLifecycle {
   /** Follows `stream` from its first connection, already open: a POST answered with an event stream. */
   follow(stream: Stream, body: ReadableStream<Uint8Array>): Promise<void> {
     return this.#run(stream, async () => {
-      // Stryker disable next-line StringLiteral: a connection's branch is read only to tell a session resumption
+      // Stryker disable next-line StringLiteral: a branch is read only to tell a session resumption
       const connection = stream.connect('open', undefined)
       const outcome = await this.#host.read(connection, body).finally(() => connection.release())
       return outcome === 'completed' ? {reason: 'completed'} : 'broke'
@@ -114,7 +114,7 @@ export class StreamLifecycle {
         else if (step === 'reattach') step = await this.#settled(stream, () => this.#series(stream, 'reattach'))
         // [docs/failures.md] the standalone stream is never abandoned while its session lives.
         else if (step.reason === 'given-up' && stream.kind === 'standalone')
-          // Stryker disable next-line StringLiteral: #series tells only 'open' and 'resume' from the rest
+          // Stryker disable next-line StringLiteral: #series tells only 'open' and 'resume' apart
           step = await this.#host.standalone.degrade(stream, step.error, () => this.#series(stream, 'reattach', 1))
         else break
       }
@@ -182,7 +182,7 @@ export class StreamLifecycle {
     host.standalone.deciding(stream)
     const decision = decideReconnect({sessionId: host.sessionId(), ...stream.cursorFacts(), stream: stream.kind})
     if (decision.branch === 'stream-resumption') return {branch: decision.branch, lastEventId: decision.lastEventId}
-    // Stryker disable next-line ConditionalExpression,CallExpression: a cursor the decision dropped is never sent (the next decision drops it again, and persistable applies the same rule): dropping it only frees it
+    // Stryker disable next-line ConditionalExpression,CallExpression: a dropped cursor is never sent anyway
     if (decision.dropCursor) stream.dropCursor()
     if (decision.settleRequest) {
       host.standalone.wantReemission()
@@ -197,7 +197,7 @@ export class StreamLifecycle {
       return {branch: decision.branch, lastEventId: undefined}
     }
     // The session's server requests come back on a fresh standalone stream, attached without a cursor.
-    // Stryker disable next-line StringLiteral: without a cursor, the first GET clears what 'reattach' sets (replay, then re-attach)
+    // Stryker disable next-line StringLiteral: the first GET without a cursor clears the flag
     if (decision.branch === 'session-resumption') host.standalone.open('reattach', undefined)
     return {reason: 'abandoned'}
   }

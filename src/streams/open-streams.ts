@@ -54,7 +54,8 @@ export class OpenStreams {
       lifetime.addEventListener(
         'abort',
         () => {
-          // Not kept once over: its reason (the error close() made) holds the stack it was made on until it is formatted.
+          // Not kept once over: its reason (the error close() made) holds the stack it was made on
+          // until it is formatted.
           this.#lifetime = undefined
           this.abortAll(lifetime.reason)
         },
@@ -90,7 +91,7 @@ export class OpenStreams {
   saveCursor(stream: Stream): Promise<void> {
     this.#cancelSoon(stream)
     const sessionId = this.#sessionId()
-    // Stryker disable next-line ConditionalExpression: without a session no stream has a cursor (`cursorFor` asks for one) nor a record: the next line returns too
+    // Stryker disable next-line ConditionalExpression: without a session there is no cursor nor record
     if (sessionId === undefined) return Promise.resolve()
     if (stream.persistable(sessionId) === undefined && this.#recordSession(stream) === undefined)
       return Promise.resolve()

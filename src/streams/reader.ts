@@ -92,7 +92,8 @@ export async function readConnection(
   } catch (error) {
     if (stream.controller.signal.aborted) throw abortedError(stream.controller.signal)
     silent = connection.endedBy === 'silent'
-    // A read failure is a dropped connection; what follows is the reconnect decision's business. One ended alone is none.
+    // A read failure is a dropped connection; what follows is the reconnect decision's business. One
+    // ended alone is none.
     if (connection.endedBy === undefined)
       host.emit({
         type: 'reconnect-failed',
@@ -130,7 +131,7 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   let duplicates = 0
   for (const event of events) {
     if (event.id !== undefined && tracksIds) {
-      if (stream.arrived(event.id, sessionId) === 'duplicate') {
+      if (!stream.arrived(event.id, sessionId)) {
         duplicates++
         host.metrics.duplicatesDropped++
         host.emit({type: 'duplicate-dropped', what: 'event', id: event.id})
@@ -143,7 +144,7 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
     withData++
     if (event.event === undefined || event.event === 'message') data.push(event.data)
   }
-  // Stryker disable next-line ConditionalExpression: settling a position settled already changes nothing
+  // Stryker disable next-line ConditionalExpression: settling a settled position changes nothing
   if (cursorMoved) stream.settlePosition()
   if (connection.resumed) host.metrics.replayedEvents += withData
   const messages: JSONRPCMessage[] = []
@@ -169,7 +170,7 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   // Relaxed, or nothing to wait for (most batches): delivered at once; close() waits for the writes all the same
   // (SessionRecords.settled).
   if (host.options.durability !== 'strict') return {messages, stored: undefined, fresh}
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: waiting for no write costs a turn and changes no order
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: waiting for no write changes no order
   return {messages, stored: writes.length > 0 ? Promise.all(writes) : undefined, fresh}
 }
 

@@ -34,10 +34,10 @@ export class SeenEventIds {
   /** The characters of the current generation's IDs. */
   #bytes = 0
   /** The last ID added while every one came after the one before: the greatest held. */
-  // Stryker disable next-line StringLiteral: another start only sends the first IDs to the look-up, which answers the same
+  // Stryker disable next-line StringLiteral: the look-up answers the same
   #highest = ''
   /** An ID came out of order: the tables hold every ID held, and every ID is looked up. */
-  // Stryker disable next-line BooleanLiteral: looking every ID up from the start answers the same, only slower
+  // Stryker disable next-line BooleanLiteral: the look-up answers the same, only slower
   #indexed = false
   /** Called when a generation is dropped because of its weight, not its count. */
   onOverweight: (() => void) | undefined
@@ -52,7 +52,7 @@ export class SeenEventIds {
   addIfNew(id: string): boolean {
     let hash = 0
     let slot = 0
-    // Stryker disable next-line ConditionalExpression: the look-up answers the same for an ID in order, only slower
+    // Stryker disable next-line ConditionalExpression: the look-up answers the same, only slower
     if (!this.#indexed && comesAfter(id, this.#highest)) this.#highest = id
     else {
       if (!this.#indexed) this.#index()
@@ -62,9 +62,9 @@ export class SeenEventIds {
       if (slot >= 0) return false
     }
     const count = this.#counts[this.#current]
-    // Stryker disable next-line ConditionalExpression: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
+    // Stryker disable next-line ConditionalExpression: no room needs IDs made to collide
     if (slot === noRoom || count >= this.#capacity || this.#bytes >= this.#halfBytes) {
-      // Stryker disable next-line ConditionalExpression,LogicalOperator: as above; and past the bytes bound, `count >= capacity` is what brought us here
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: no room needs IDs made to collide
       if (
         slot !== noRoom &&
         count >= this.#capacity &&
@@ -73,14 +73,14 @@ export class SeenEventIds {
       ) {
         this.#resize(Math.min(this.#capacity * 2, this.#maxCapacity))
       } else {
-        // Stryker disable next-line ConditionalExpression: as above
+        // Stryker disable next-line ConditionalExpression: no room needs IDs made to collide
         this.#rotate(slot !== noRoom && count < this.#maxCapacity)
       }
-      // Stryker disable next-line ConditionalExpression: before the tables are made, a look-up finds no room and its answer goes unused
+      // Stryker disable next-line ConditionalExpression: before the tables are made, the answer goes unused
       if (this.#indexed) slot = this.#find(this.#current, hash, id)
     }
     const index = this.#append(id)
-    // Stryker disable next-line ConditionalExpression: before the tables are made, `slot` is 0, and a typed array ignores a write at index -1
+    // Stryker disable next-line ConditionalExpression: a typed array ignores a write at index -1
     if (this.#indexed) this.#tables[this.#current][-1 - slot] = index + 1
     this.#bytes += id.length
     return true
@@ -93,7 +93,7 @@ export class SeenEventIds {
   #find(generation: number, hash: number, id: string): number {
     const table = this.#tables[generation]!
     let slot = hash & this.#mask
-    // Stryker disable next-line UpdateOperator,ArithmeticOperator,EqualityOperator: probing backwards is as consistent as forwards; no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them
+    // Stryker disable next-line UpdateOperator,ArithmeticOperator,EqualityOperator: as consistent backwards
     for (let probe = 0; probe < maxProbes; probe++, slot = (slot + 1) & this.#mask) {
       const entry = table[slot]!
       if (entry === 0) return -1 - slot
@@ -116,7 +116,7 @@ export class SeenEventIds {
     // Stryker disable next-line ConditionalExpression: before the tables are made, they are empty
     if (this.#indexed) this.#tables[this.#current].fill(0)
     // Released for the garbage collector: a forgotten ID may be large.
-    // Stryker disable next-line StringLiteral,ArithmeticOperator,CallExpression: it releases memory; a slot is read only through a table entry or below a count, which cover only IDs written since
+    // Stryker disable next-line StringLiteral,ArithmeticOperator,CallExpression: it only releases memory
     this.#ids.fill('', this.#current * this.#capacity, (this.#current + 1) * this.#capacity)
     this.#counts[this.#current] = 0
     this.#bytes = 0
@@ -131,7 +131,7 @@ export class SeenEventIds {
     while (size < capacity * 4) size *= 2
     this.#capacity = capacity
     this.#mask = size - 1
-    // Stryker disable next-line StringLiteral: as in #rotate
+    // Stryker disable next-line StringLiteral: it only releases memory
     this.#ids = new Array<string>(capacity * 2).fill('')
     for (const generation of [0, 1] as const) {
       this.#counts[generation] = 0
@@ -148,7 +148,7 @@ export class SeenEventIds {
 
   /** New tables, holding the IDs held. */
   #link(): void {
-    // Stryker disable next-line ArithmeticOperator: slots past a shorter table's end are never empty, so never taken: probing skips them alike for every ID
+    // Stryker disable next-line ArithmeticOperator: slots past a shorter table's end are never taken
     this.#tables = [new Int32Array(this.#mask + 1), new Int32Array(this.#mask + 1)]
     for (const generation of [0, 1] as const) {
       const table = this.#tables[generation]
@@ -156,7 +156,7 @@ export class SeenEventIds {
       for (let index = first; index < first + this.#counts[generation]; index++) {
         const id = this.#ids[index]!
         const slot = this.#find(generation, hashOf(id), id)
-        // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: no room (past maxProbes) comes only of IDs made to collide, and the hash is seeded per process: no test can make them; the IDs held are distinct, so none is found
+        // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: needs IDs made to collide
         if (slot !== noRoom && slot < 0) table[-1 - slot] = index + 1
       }
     }
@@ -164,9 +164,9 @@ export class SeenEventIds {
 }
 
 /** `id` comes after `highest` when longer, or as long and greater: how IDs numbered in order follow each other. */
-// Stryker disable next-line BlockStatement: an ID taken as out of order is looked up, which answers the same
+// Stryker disable next-line BlockStatement: an ID taken as out of order is looked up
 function comesAfter(id: string, highest: string): boolean {
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: an ID taken as out of order is looked up, which answers the same
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: an ID taken as out of order is looked up
   return id.length > highest.length || (id.length === highest.length && id > highest)
 }
 
@@ -180,7 +180,7 @@ const seed = (Math.random() * 2 ** 32) >>> 0
 /** FNV-1a over the UTF-16 code units of `text`, from {@link seed}, its bits mixed (MurmurHash3's finalizer). */
 function hashOf(text: string): number {
   let hash = seed ^ 0x811c9dc5
-  // Stryker disable next-line EqualityOperator: `charCodeAt` past the end is NaN, and `hash ^ NaN` is `hash ^ 0`: another hash, as consistent
+  // Stryker disable next-line EqualityOperator: hash ^ NaN is hash ^ 0: another consistent hash
   for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193)
   // FNV's low bits, which pick the slot, vary little between IDs that differ in their last characters.
   hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b)

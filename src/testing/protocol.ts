@@ -38,8 +38,9 @@ export interface Refusal {
 
 /**
  * Every refusal of the reference server. `resumptionRefused` is the one a server must have
- * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-a-server-must-do | what a server must do}): distinct from a missing session (400), an expired one (404) and a stream
- * already connected (409), so that a client can tell "this cursor is not yours" from everything else.
+ * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-a-server-must-do | what a server must do}):
+ * distinct from a missing session (400), an expired one (404) and a stream already connected (409),
+ * so that a client can tell "this cursor is not yours" from everything else.
  */
 export const refusals = {
   /** [spec transports, session management] a session that does not exist, or no longer does. */

@@ -44,8 +44,9 @@ export class EventStream {
     let connection: Connection | undefined
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
-        // msw 3 sends a mocked response's head with its first chunk: an empty one sends it now, as serveNodeRequest's
-        // flushHeaders() does, for a stream that may stay silent (a standalone GET, a resumption with nothing to replay).
+        // msw 3 sends a mocked response's head with its first chunk: an empty one sends it now, as
+        // serveNodeRequest's flushHeaders() does, for a stream that may stay silent (a standalone
+        // GET, a resumption with nothing to replay).
         controller.enqueue(new Uint8Array(0))
         const opened = new Connection(controller, cut, () => {
           if (this.connection === opened) this.connection = undefined

@@ -174,7 +174,7 @@ export class Authorizer {
     const {scope, resourceMetadataUrl} = sdk.extractWWWAuthenticateParams(response)
     this.#challenged(scope, resourceMetadataUrl)
     if (this.#oauth !== undefined) return this.#authorize({})
-    // Stryker disable next-line OptionalChaining: #minimal is set whenever #oauth is not, and #oauth returned above
+    // Stryker disable next-line OptionalChaining: #minimal is set whenever #oauth is not
     if (this.#minimal?.onUnauthorized === undefined) throw new sdk.UnauthorizedError()
     await this.#minimal.onUnauthorized({response, serverUrl: this.#serverUrl, fetchFn: this.#fetch()})
   }

@@ -1,6 +1,7 @@
 /**
- * The SDK `Transport` callbacks as the transport keeps and calls them (src/delivery/callbacks.ts): an app's own callbacks
- * stay across `close()`, a handler that throws or a failed store reach `onerror` once, and no `onerror` is no crash.
+ * The SDK `Transport` callbacks as the transport keeps and calls them (src/delivery/callbacks.ts):
+ * an app's own callbacks stay across `close()`, a handler that throws or a failed store reach
+ * `onerror` once, and no `onerror` is no crash.
  */
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'

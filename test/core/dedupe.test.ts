@@ -1,7 +1,7 @@
 /**
- * De-duplication (docs/design.md#de-duplication): an event ID already delivered on its stream, a response already delivered, and a
- * server request already delivered never reach the Client twice; a server request that comes back after it
- * was answered gets the cached answer; the memory this takes is bounded.
+ * De-duplication (docs/design.md#de-duplication): an event ID already delivered on its stream, a response already
+ * delivered, and a server request already delivered never reach the Client twice; a server request that comes back
+ * after it was answered gets the cached answer; the memory this takes is bounded.
  */
 import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'

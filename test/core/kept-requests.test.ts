@@ -1,6 +1,6 @@
 /**
- * The server requests kept for a restart (src/delivery/kept-requests.ts): their bounds by count and by weight, an answer
- * that replaces its request, and what a new session or a forgotten ID does to them.
+ * The server requests kept for a restart (src/delivery/kept-requests.ts): their bounds by count and by weight, an
+ * answer that replaces its request, and what a new session or a forgotten ID does to them.
  */
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'

@@ -753,7 +753,8 @@ describe('a stream that waited for room in the Client', () => {
       ) as AbortSignal[],
     )
     const listeners = [...signals].map((signal) => getEventListeners(signal, 'abort').length)
-    // A signal holds a few listeners for good (the transport's lifetime, a stream's, a connection's): none one per wait.
+    // A signal holds a few listeners for good (the transport's lifetime, a stream's, a
+    // connection's): none one per wait.
     expect(
       eventsOf(events, 'limit-exceeded').filter((event) => event.limit === 'maxConcurrentAnswers').length,
     ).toBeGreaterThanOrEqual(2)

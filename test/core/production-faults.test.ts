@@ -73,7 +73,8 @@ describe('a resume answered "not now"', () => {
       expect(resumes).toHaveLength(2)
       const gap = at[1]! - at[0]!
       expect(gap).toBeGreaterThanOrEqual(waited - 20)
-      // Without a wait asked for, the next attempt is the 1 to 2 ms backoff, well under the cap (however busy the machine).
+      // Without a wait asked for, the next attempt is the 1 to 2 ms backoff, well under the cap
+      // (however busy the machine).
       if (waited === 0) expect(gap).toBeLessThan(250)
       expect(mock.executions).toEqual({slow: 1})
       await client.close()

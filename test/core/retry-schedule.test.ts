@@ -18,8 +18,9 @@ afterEach(() => {
 const note = {jsonrpc: '2.0', method: 'notifications/message', params: {level: 'info', data: 'working'}}
 
 /**
- * An event stream the server accepted and closes `ms` later (by the fake clock) with no event. It starts with a comment,
- * which is no event: msw 3 sends the headers with the first chunk of the body, as a server that does not flush them.
+ * An event stream the server accepted and closes `ms` later (by the fake clock) with no event. It
+ * starts with a comment, which is no event: msw 3 sends the headers with the first chunk of the
+ * body, as a server that does not flush them.
  */
 function closedAfter(ms: number): Response {
   const body = new ReadableStream<Uint8Array>({

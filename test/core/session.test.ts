@@ -223,7 +223,8 @@ describe('notifications and responses', () => {
       mock.faults.failNext({method: 'POST', status})
       const error = await failure(transport.send(message))
       expect(isTransportError(error, 'http') && error.status === status).toBe(true)
-      // The first GET after it (the standalone stream then re-attaches: a server may have put something on that stream).
+      // The first GET after it (the standalone stream then re-attaches: a server may have put
+      // something on that stream).
       const gets = mock.log.slice(before).filter((entry) => entry.method === 'GET')
       expect(gets.slice(0, 1).map((entry) => [entry.lastEventId, entry.status])).toEqual(
         asked.map((answer) => [undefined, answer]),

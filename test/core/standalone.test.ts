@@ -354,7 +354,8 @@ describe('the standalone GET stream', () => {
       expect(eventsOf(events, 'cursor-rejected')).toEqual(
         refused ? [expect.objectContaining({stream: 'standalone', lastEventId: 'g_1', status: code})] : [],
       )
-      // A refused cursor is never sent again: the next GET goes without it; one the server could not serve now, with it.
+      // A refused cursor is never sent again: the next GET goes without it; one the server could not
+      // serve now, with it.
       if (cursor === 'ended') expect(gets).toHaveLength(2)
       else expect(gets[2]).toEqual({sessionId: 'session-1', lastEventId: refused ? undefined : 'g_1'})
       await client.close()
@@ -503,7 +504,8 @@ describe("the answer to a request stream's resumption", () => {
       expect(gets[1]).toEqual({sessionId: 'session-1', lastEventId: 'p1'})
       expect(eventsOf(events, 'stream-closed').filter((event) => event.stream === 'request')).toMatchObject([{reason}])
 
-      // A call whose stream breaks before any event ID: its server requests come back only on a fresh standalone stream.
+      // A call whose stream breaks before any event ID: its server requests come back only on a
+      // fresh standalone stream.
       cutPost([])
       expect(codeOf(await client.callTool({name: 'echo'}).catch((error: unknown) => error))).toBe('outcome-unknown')
       if (offered) await until(() => gets.length === 3)

@@ -23,9 +23,9 @@ interface Seen {
 }
 
 /**
- * A 2026-07-28 server that still mints a session ID on initialize (to be ignored; `minted` null: none), answers GET with 405,
- * `tools/call` with `call`, and other requests with an SSE answer: a notification, then the response, both
- * under the same event ID.
+ * A 2026-07-28 server that still mints a session ID on initialize (to be ignored; `minted` null:
+ * none), answers GET with 405, `tools/call` with `call`, and other requests with an SSE answer: a
+ * notification, then the response, both under the same event ID.
  */
 function modernServer(
   call: (id: JsonRpcId, tool: string) => Response,

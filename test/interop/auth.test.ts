@@ -68,8 +68,9 @@ async function connectWithLogin(
 const toolsCall = {request: (chunk: string) => chunk.includes('"tools/call"'), at: afterEventWith('"progress":2')}
 
 /**
- * Logs in, calls the `slow` tool and cuts its stream after progress 2; `meanwhile` acts on the authorization server
- * while the stream is broken (the server's retry is 100 ms: before the resume GET leaves). Resolves once the call settled.
+ * Logs in, calls the `slow` tool and cuts its stream after progress 2; `meanwhile` acts on the
+ * authorization server while the stream is broken (the server's retry is 100 ms: before the resume
+ * GET leaves). Resolves once the call settled.
  */
 async function slowCallBroken(
   meanwhile: (authorization: OAuthStack['authorization']) => void,

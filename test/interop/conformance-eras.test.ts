@@ -89,7 +89,8 @@ describe(`MCP conformance suite 0.2.0-alpha.12, client scenarios at 2026-07-28, 
     90_000,
   )
 
-  // conformance/client-v2.ts gives this transport the v2 SDK's OAuth client (`oauthClient`): the flow the v2 transport runs.
+  // conformance/client-v2.ts gives this transport the v2 SDK's OAuth client (`oauthClient`): the
+  // flow the v2 transport runs.
   it.concurrent.each(auth)(
     '%s: passes on this transport running the v2 OAuth client and on the v2 SDK transport',
     async (scenario) => {

@@ -172,7 +172,8 @@ describe('headers of the 2026-07-28 era', () => {
     server = await startBothErasServer()
     for (const kind of ['sdk', 'ours'] as const) {
       const peer = await connected(kind, 'pin', server.url)
-      // A stale definition of the tool, without its x-mcp-header: the Client sends no Mcp-Param-Region, the server wants one.
+      // A stale definition of the tool, without its x-mcp-header: the Client sends no
+      // Mcp-Param-Region, the server wants one.
       const toolDefinition = {
         name: 'regional',
         inputSchema: {type: 'object' as const, properties: {region: {type: 'string'}}},

@@ -191,8 +191,8 @@ describe('against the official SDK server, real sockets cut by a TCP proxy', () 
       await server.restart()
       const measured = await measure(call, 'slow')
       const notFound = server.log.filter((entry) => entry.status === 404).length
-      // Ours: the recovery of docs/errors.md, the Client connected again on the same transport (initialize: a new session).
-      // The SDK's: nothing said the session expired, so the app calls again.
+      // Ours: the recovery of docs/errors.md, the Client connected again on the same transport (initialize: a new
+      // session). The SDK's: nothing said the session expired, so the app calls again.
       if (kind === 'ours') {
         await peer.client.close()
         await peer.client.connect(peer.transport)

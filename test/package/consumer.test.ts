@@ -71,7 +71,8 @@ beforeAll(async () => {
   const {devDependencies} = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
     devDependencies: Record<string, string>
   }
-  // The optional peers this example uses (the SDK's Client, msw for the testing kit) and Node's types (./testing/node is for Node).
+  // The optional peers this example uses (the SDK's Client, msw for the testing kit) and Node's
+  // types (./testing/node is for Node).
   const peers = ['@modelcontextprotocol/sdk', 'msw', '@types/node'].map((name) => `${name}@${devDependencies[name]!}`)
   const install = (cwd: string, packages: string[]): Promise<unknown> =>
     run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', ...packages], {cwd})

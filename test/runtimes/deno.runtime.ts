@@ -1,8 +1,8 @@
 /**
- * The runtime suite in Deno's own test runner (npm run test:deno; the command and the permissions it grants, the
- * union of the parts', are in run.ts). Each part runs with the permissions it needs and no more (Deno.test's
- * `permissions`), so this suite is the proof of the table in docs/runtimes.md. `--no-check`: Deno's type checker does not resolve the SDK's subpath
- * exports (`@modelcontextprotocol/sdk/client/index.js`: TS2307); the package's own types are checked with
+ * The runtime suite in Deno's own test runner (npm run test:deno; the command and the permissions it grants, the union
+ * of the parts', are in run.ts). Each part runs with the permissions it needs and no more (Deno.test's `permissions`),
+ * so this suite is the proof of the table in docs/runtimes.md. `--no-check`: Deno's type checker does not resolve the
+ * SDK's subpath exports (`@modelcontextprotocol/sdk/client/index.js`: TS2307); the package's own types are checked with
  * `deno check` on the installed package (test/package/consumer.test.ts).
  */
 import assert from 'node:assert/strict'

@@ -21,8 +21,9 @@ interface Env extends AgentEnv {
 }
 
 /**
- * What a reference server has seen, from its control endpoint (test/runtimes/workerd.runtime.ts): each test has a
- * server of its own, at `/<name>/mcp` beside `MCP_SERVER_URL` (the agent's, `/agent/mcp`), its control at `/<name>/control`.
+ * What a reference server has seen, from its control endpoint (test/runtimes/workerd.runtime.ts):
+ * each test has a server of its own, at `/<name>/mcp` beside `MCP_SERVER_URL` (the agent's,
+ * `/agent/mcp`), its control at `/<name>/control`.
  */
 interface ServerState {
   executions: Record<string, number>
