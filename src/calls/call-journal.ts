@@ -1,6 +1,6 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
-import {abortedError, TransportError, unknownCall} from '../errors.ts'
+import {TransportError, unknownCall} from '../errors.ts'
 import {ChildAbort} from '../policy/abort.ts'
 import type {JournaledCall, JsonObject, TransportEvent} from '../events.ts'
 import {
@@ -15,6 +15,7 @@ import type {Limits} from '../policy/limits.ts'
 import type {SessionRecords} from '../persistence/records.ts'
 import type {CallJournalModule} from '../options.ts'
 import {digestArguments, invalidCall, publicView, settledStates, type CallEntry} from './call.ts'
+import {CallWaiters} from './call-waiters.ts'
 import {pollTask, type TaskHost} from './tasks.ts'
 
 /** The journal's lifetime's reason once the transport closed (a wait begun then says it): made once, no call's stack. */
@@ -29,8 +30,6 @@ const envelopeKeys = [
 ]
 
 type Entry = {-readonly [K in keyof CallEntry]: CallEntry[K]}
-/** One `calls.wait()` under way: given the call once settled, or the signal that stopped it (its own, or the transport's). */
-type Waiter = (call: JournaledCall | undefined, stopped?: AbortSignal) => void
 
 /** What the app can do with the journal: `transport.calls`. */
 export interface Calls {
@@ -78,7 +77,7 @@ export class CallJournal {
    */
   readonly #stored = new Map<string, {value: JsonValue | undefined; chars: number}>()
   #totalChars = 0
-  readonly #waiters = new Map<string, Set<Waiter>>()
+  readonly #waiters = new CallWaiters()
   readonly #pollers = new Map<string, ChildAbort>()
   /** The transport's lifetime, from `load()`; aborted until then. */
   #lifetime = AbortSignal.abort()
@@ -396,7 +395,7 @@ export class CallJournal {
     this.#totalChars -= this.#stored.get(entry.callId)?.chars ?? 0
     this.#stored.delete(entry.callId)
     this.#pollers.get(entry.callId)?.abort()
-    this.#settleWaiters(entry.callId, last)
+    this.#waiters.settle(entry.callId, last)
     return this.#save(entry.callId)
   }
 
@@ -407,13 +406,7 @@ export class CallJournal {
   #changed(entry: Entry): void {
     const call = publicView(entry)
     this.#host.emit({type: 'call-changed', call})
-    if (settledStates.has(entry.state)) this.#settleWaiters(entry.callId, call)
-  }
-
-  #settleWaiters(callId: string, call: JournaledCall): void {
-    const waiters = this.#waiters.get(callId)
-    this.#waiters.delete(callId)
-    for (const waiter of waiters ?? []) waiter(call)
+    if (settledStates.has(entry.state)) this.#waiters.settle(entry.callId, call)
   }
 
   /**
@@ -422,9 +415,7 @@ export class CallJournal {
    */
   #closed(lifetime: AbortSignal): void {
     this.#lifetime = AbortSignal.abort(transportClosed)
-    const waiting = [...this.#waiters.values()]
-    this.#waiters.clear()
-    for (const waiters of waiting) for (const waiter of waiters) waiter(undefined, lifetime)
+    this.#waiters.stopAll(lifetime)
   }
 
   /** Polls task call `entry` in the background until it settles, `close()`, or the app forgets it. */
@@ -461,24 +452,7 @@ export class CallJournal {
     const entry = this.#entries.get(callId)
     if (entry === undefined) return Promise.reject(unknownCall(callId))
     if (settledStates.has(entry.state)) return Promise.resolve(publicView(entry))
-    return new Promise((resolve, reject) => {
-      const waiters = this.#waiters.get(callId) ?? new Set()
-      const waiter: Waiter = (call, stopped) => {
-        waiters.delete(waiter)
-        signal?.removeEventListener('abort', onAbort)
-        if (call === undefined) reject(abortedError(stopped!))
-        else resolve(call)
-      }
-      const onAbort = (): void => waiter(undefined, signal)
-      const stopped = signal?.aborted === true ? signal : this.#lifetime.aborted ? this.#lifetime : undefined
-      if (stopped !== undefined) {
-        waiter(undefined, stopped)
-        return
-      }
-      signal?.addEventListener('abort', onAbort, {once: true})
-      waiters.add(waiter)
-      this.#waiters.set(callId, waiters)
-    })
+    return this.#waiters.wait(callId, this.#lifetime, signal)
   }
 
   async #forget(callId: string): Promise<void> {

@@ -2,7 +2,7 @@ import type {CallRecord, TransportEvent} from '../events.ts'
 import {isJsonRpcId} from '../wire/jsonrpc.ts'
 import {isSendableEventId, isSessionId, sessionIdRule, type Limits} from '../policy/limits.ts'
 import type {StoreNamespace} from '../wire/namespace.ts'
-import {CoalescedWriter} from './coalesced-writer.ts'
+import {GuardedStore} from './guarded-store.ts'
 import type {JsonValue} from '../wire/jsonrpc.ts'
 import type {ResumptionStore} from './store.ts'
 
@@ -44,9 +44,6 @@ const maxProtocolVersion = 64
  */
 const maxReservedWireId = 2 ** 52
 
-/** Thrown by a store call once the store has failed: the transport carries on in memory. */
-const inMemory = new Error('the store failed before: carrying on in memory')
-
 /** What the records need of the options (resolved: src/options.ts). */
 export interface RecordsOptions {
   readonly store: ResumptionStore
@@ -58,26 +55,20 @@ export interface RecordsOptions {
 }
 
 /**
- * The records of one server (and `storeKey`) in one store. Writes of one record are coalesced: while one is in
- * flight, every later change waits for a single follow-up write of the value as it is then. A store failure is
- * reported, never thrown: losing persistence must not take the live connection down. Every store call is
- * bounded by `storeTimeoutMs`; after the first failure or timeout (one `store-error`) the store is not called
- * again, and every read finds nothing and every write is done at once (see `storeTimeoutMs`). Every record read
+ * The records of one server (and `storeKey`) in one store, each read and written through a {@link GuardedStore}
+ * (bounded in time, a failure reported once and never thrown, the writes of a record coalesced). Every record read
  * is checked whole; an invalid one is reported (`record-discarded`), not used, and deleted.
  */
 export class SessionRecords {
-  readonly #store: ResumptionStore
+  readonly #store: GuardedStore
   readonly #namespace: StoreNamespace
   readonly #options: RecordsOptions
   readonly #emit: (event: TransportEvent) => void
-  readonly #writers = new Map<string, CoalescedWriter>()
-  /** Writes under way, so that `close()` can wait for them. */
-  readonly #writing = new Set<Promise<void>>()
-  /** The store failed or timed out once: it is not called again. */
-  #failed = false
 
   constructor(options: RecordsOptions, emit: (event: TransportEvent) => void) {
-    this.#store = options.store
+    this.#store = new GuardedStore(options.store, options.storeTimeoutMs, (error, key) =>
+      emit({type: 'store-error', key, error}),
+    )
     this.#namespace = options.namespace
     this.#options = options
     this.#emit = emit
@@ -89,7 +80,7 @@ export class SessionRecords {
     const digest = this.#namespace.known()
     if (digest !== undefined) await digest
     const key = this.#key('session')
-    const value = await this.#read(key)
+    const value = await this.#store.read(key)
     if (value === undefined) return undefined
     const reason = invalidSession(value)
     if (reason === undefined) {
@@ -113,16 +104,17 @@ export class SessionRecords {
     }
     if (session.protocolVersion !== undefined) value['protocolVersion'] = session.protocolVersion
     if (session.initializeResult !== undefined) value['initializeResult'] = session.initializeResult
-    return this.#coalesced(this.#key('session'), () => value)
+    return this.#store.coalesced(this.#key('session'), () => value)
   }
 
   /** Forgets the session and every record of it: nothing outlives the session that produced it. */
   clearSession(): Promise<void> {
     const session = this.#key('session')
-    return this.#write(session, async () => {
+    const {store} = this.#store
+    return this.#store.write(session, async () => {
       const prefixes = [this.#key('stream:'), this.#key('request:')]
-      const keys = await Promise.all(prefixes.map((prefix) => this.#call(() => this.#store.list(prefix))))
-      await Promise.all([...keys.flat(), session].map((key) => this.#call(() => this.#store.delete(key))))
+      const keys = await Promise.all(prefixes.map((prefix) => this.#store.call(() => store.list(prefix))))
+      await Promise.all([...keys.flat(), session].map((key) => this.#store.call(() => store.delete(key))))
     })
   }
 
@@ -159,7 +151,7 @@ export class SessionRecords {
    * nothing; resolves once that is done.
    */
   saveStream(sessionId: string, streamKey: string, build: () => StreamRecord | undefined): Promise<void> {
-    return this.#coalesced(this.#key(`stream:${streamKey}`), () => {
+    return this.#store.coalesced(this.#key(`stream:${streamKey}`), () => {
       const stream = build()
       if (stream === undefined) return undefined
       const value: {[key: string]: JsonValue} = {sessionId, lastEventId: stream.lastEventId}
@@ -182,7 +174,9 @@ export class SessionRecords {
 
   /** Stores server request `id`'s message (the request, or the Client's answer to it); deletes it when undefined. */
   saveServerRequest(sessionId: string, id: string, message: JsonValue | undefined): Promise<void> {
-    return this.#coalesced(this.#key(`request:${id}`), () => (message === undefined ? undefined : {sessionId, message}))
+    return this.#store.coalesced(this.#key(`request:${id}`), () =>
+      message === undefined ? undefined : {sessionId, message},
+    )
   }
 
   /** Every journaled call, by call ID: calls outlive sessions (the 2026-07-28 era has none). */
@@ -192,7 +186,7 @@ export class SessionRecords {
 
   /** Stores what `build()` gives for journaled call `callId` when the write starts (deletes it when nothing). */
   saveCall(callId: string, build: () => JsonValue | undefined): Promise<void> {
-    return this.#coalesced(this.#key(`call:${callId}`), build)
+    return this.#store.coalesced(this.#key(`call:${callId}`), build)
   }
 
   /** A journaled call's record is invalid (`reason`): reported and deleted. */
@@ -202,13 +196,13 @@ export class SessionRecords {
 
   /** The bound below which wire IDs may have been used, in either era; 0 when none (or an invalid one) is stored. */
   async loadWireIds(): Promise<number> {
-    const value = await this.#read(this.#key('wire-ids'))
+    const value = await this.#store.read(this.#key('wire-ids'))
     return isWireId(value) && value <= maxReservedWireId ? value : 0
   }
 
   /** Stores the bound below which wire IDs may have been used. */
   saveWireIds(reserved: number): Promise<void> {
-    return this.#coalesced(this.#key('wire-ids'), () => reserved)
+    return this.#store.coalesced(this.#key('wire-ids'), () => reserved)
   }
 
   /** Every record under `kind` that belongs to `sessionId`, by the rest of its key. */
@@ -228,15 +222,8 @@ export class SessionRecords {
   async #list(kind: string): Promise<Map<string, JsonValue>> {
     const prefix = this.#key(kind)
     const records = new Map<string, JsonValue>()
-    let keys: string[]
-    try {
-      keys = await this.#call(() => this.#store.list(prefix))
-    } catch (error) {
-      this.#failure(error, prefix)
-      return records
-    }
-    for (const key of keys) {
-      const value = await this.#read(key)
+    for (const key of await this.#store.keys(prefix)) {
+      const value = await this.#store.read(key)
       if (value !== undefined) records.set(key.slice(prefix.length), value)
     }
     return records
@@ -246,106 +233,16 @@ export class SessionRecords {
     return `${this.#namespace.value}#${name}`
   }
 
-  #coalesced(key: string, build: () => JsonValue | undefined): Promise<void> {
-    let writer = this.#writers.get(key)
-    if (writer === undefined) {
-      writer = new CoalescedWriter((value) =>
-        this.#write(key, () =>
-          this.#call(() => (value === undefined ? this.#store.delete(key) : this.#store.set(key, value))),
-        ),
-      )
-      this.#writers.set(key, writer)
-    }
-    const written = writer.write(build)
-    // An idle writer is dropped: there is one per open stream, and streams come and go.
-    const done = written.then(() => {
-      if (this.#writers.get(key) === writer && writer.idle) this.#writers.delete(key)
-    })
-    // A write queued behind one in flight is not under way yet: `settled()` must wait for it too.
-    this.#writing.add(done)
-    void done.finally(() => this.#writing.delete(done))
-    return done
-  }
-
-  async #read(key: string): Promise<JsonValue | undefined> {
-    try {
-      return await this.#call(() => this.#store.get(key))
-    } catch (error) {
-      this.#failure(error, key)
-      return undefined
-    }
+  /** Resolves once every write started so far is done. */
+  settled(): Promise<void> {
+    return this.#store.settled()
   }
 
   /** An invalid record: reported, and deleted so that it is not met again. */
   #discard(key: string, reason: string): void {
     this.#emit({type: 'record-discarded', key, reason})
-    void this.#write(key, () => this.#call(() => this.#store.delete(key)))
-  }
-
-  /**
-   * One store call, bounded by `storeTimeoutMs`. A store that throws, rejects or does not answer in time is not
-   * called again: its late answer is ignored (and its rejection handled).
-   */
-  #call<T>(operation: () => Promise<T>): Promise<T> {
-    if (this.#failed) return Promise.reject(inMemory)
-    // A store that throws instead of rejecting throws to the caller: it fails the same way.
-    const call = operation()
-    const limit = this.#options.storeTimeoutMs
-    // setTimeout fires at once past 2^31 - 1 ms: such a bound is no bound.
-    if (limit >= 2 ** 31) return call
-    // Settled directly rather than raced: a store that answers costs no more turns than without a bound.
-    return new Promise<T>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      let settled = false
-      call.then(
-        (value) => {
-          settled = true
-          clearTimeout(timer)
-          resolve(value)
-        },
-        (error: unknown) => {
-          // Stryker disable next-line BooleanLiteral: a timer of a settled call rejects a settled promise
-          settled = true
-          clearTimeout(timer)
-          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the store's own reason, passed on
-          reject(error)
-        },
-      )
-      // The timer is set only for a call still pending a turn later: a store in memory answers in that turn, and a
-      // timer set and cleared per call would cost it more than the call (this runs per batch of events).
-      queueMicrotask(() => {
-        if (!settled)
-          timer = setTimeout(
-            () => reject(new Error(`The store did not answer within ${limit} ms (storeTimeoutMs)`)),
-            limit,
-          )
-      })
-    })
-  }
-
-  /** The first failure of the store is reported; the transport then carries on in memory. */
-  #failure(error: unknown, key: string): void {
-    if (this.#failed) return
-    this.#failed = true
-    this.#emit({type: 'store-error', key, error})
-  }
-
-  /** Resolves once every write started so far is done. */
-  async settled(): Promise<void> {
-    while (this.#writing.size > 0) await Promise.allSettled([...this.#writing])
-  }
-
-  #write(key: string, operation: () => Promise<void>): Promise<void> {
-    const write = (async () => {
-      try {
-        await operation()
-      } catch (error) {
-        this.#failure(error, key)
-      }
-    })()
-    this.#writing.add(write)
-    void write.finally(() => this.#writing.delete(write))
-    return write
+    const {store} = this.#store
+    void this.#store.write(key, () => this.#store.call(() => store.delete(key)))
   }
 }
 
