@@ -25,6 +25,7 @@ export type {Calls} from './calls/journal.ts'
 export type {CallRecord, ResumptionHeaders, StreamKind, TransportEvent, TransportMetrics} from './events.ts'
 export type {JsonRpcId} from './wire/jsonrpc.ts'
 export type {SendOptions} from './session/post.ts'
+export type {AppRequest, AppRequestOptions} from './delivery/app-requests.ts'
 export {
   classifyDeleteAnswer,
   classifyPostAnswer,
