@@ -33,6 +33,7 @@ export type {
 } from './events.ts'
 export type {JsonRpcId, JsonValue} from './wire/jsonrpc.ts'
 export type {SendOptions} from './session/post.ts'
+export type {AppRequest, AppRequestOptions} from './delivery/app-requests.ts'
 export {
   classifyDeleteAnswer,
   classifyPostAnswer,

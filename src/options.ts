@@ -36,8 +36,9 @@ export interface ResumableHTTPClientTransportOptions extends OwnershipOptions {
    */
   fetch?: FetchLike | undefined
   /**
-   * Merged into every request (headers, credentials, ...). The transport's protocol headers win over these. `method`
-   * and `body` are each request's own and `redirect` is {@link ResumableHTTPClientTransportOptions.redirectPolicy}'s:
+   * Merged into every request (headers, credentials, ...). The transport's protocol headers win over these, and so
+   * does its `cache: 'no-store'` (nothing of MCP is ever served from an HTTP cache). `method` and `body` are each
+   * request's own and `redirect` is {@link ResumableHTTPClientTransportOptions.redirectPolicy}'s:
    * setting one is a TypeError (`redirect` is taken with `'follow'`). So is a `signal`: one init goes with every
    * request, so its signal could stop none of them alone (the SDK transport drops it). Stop one request with the
    * Client's own `signal` request option (`client.callTool(params, undefined, {signal})`: it POSTs

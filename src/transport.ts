@@ -1,5 +1,6 @@
 import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
-import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
+import type {JSONRPCMessage, JSONRPCResponse} from '@modelcontextprotocol/sdk/types.js'
+import {AppRequests, type AppRequest, type AppRequestOptions} from './delivery/app-requests.ts'
 import {TransportCallbacks} from './delivery/callbacks.ts'
 import {LazyJournal, type Calls} from './calls/lazy-journal.ts'
 import {AnswerQueue} from './delivery/answer-queue.ts'
@@ -40,6 +41,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
   /** [v2 SDK `Transport`] one POST and stream per request: the v2 Client cancels a 2026-07-28 request by `requestSignal`. */
   readonly hasPerRequestStream = true
   readonly #journal: LazyJournal
+  readonly #appRequests = new AppRequests()
   /** Background work that `close()` waits for: streams and store writes. */
   readonly #tasks = new Set<Promise<void>>()
   /** The session the app handed over, attached on the first `start()` only. */
@@ -67,7 +69,9 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       {limits: this.#options.limits, emit: (event) => this.#emit(event)},
     )
     this.#inbox = new Inbox({
-      onmessage: (message) => this.callOnmessage(message),
+      onmessage: (message, settled) => {
+        if (!this.#appRequests.take(message, settled)) this.callOnmessage(message)
+      },
       responded: (wireId, message) => this.#responded(wireId, message),
       answered: (wireId) => {
         this.#streams.markAnswered(wireId)
@@ -199,6 +203,26 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
 
   async send(message: JSONRPCMessage, options?: SendOptions): Promise<void> {
     await send(this.#postHost, message, this.#requireStarted().signal, options)
+  }
+
+  /**
+   * Sends a request of the app's own beside the Client's, and resolves with its JSON-RPC answer (`result` or
+   * `error`); the Client sees neither the answer nor the request's progress. It is the raw dispatch of the Tasks
+   * extension, whose task handles the v2 Client rejects ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/eras.md#the-tasks-extension | eras}).
+   * It goes as the Client's requests go (a wire ID of its own, the era's headers, its stream resumed), and a
+   * `tools/call` is journaled; a task handle it gets is the app's to poll. Rejects with the TransportError that ended
+   * it (`outcome-unknown` when its answer was lost), and with `aborted` once `options.signal` aborts.
+   */
+  async request(request: AppRequest, options: AppRequestOptions = {}): Promise<JSONRPCResponse> {
+    const lifetime = this.#requireStarted()
+    if (typeof (request as Partial<AppRequest> | undefined)?.method !== 'string')
+      throw new TypeError('request.method must be a string')
+    const {signal, headers} = options
+    const {message, id, answer} = this.#appRequests.open(request, signal)
+    send(this.#postHost, message, lifetime.signal, {headers, requestSignal: signal}).catch((error: unknown) =>
+      this.#appRequests.fail(id, error),
+    )
+    return answer
   }
 
   /** The SDK transport's way to resume a stream from a kept token. Refused: streams resume here on their own. */

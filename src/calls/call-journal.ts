@@ -17,6 +17,7 @@ import type {CallJournalModule} from '../options.ts'
 import {digestArguments, invalidCall, publicView, settledStates, type CallEntry} from './call.ts'
 import {CallWaiters} from './call-waiters.ts'
 import {pollTask, type TaskHost} from './tasks.ts'
+import {isAppRequestId} from '../delivery/app-requests.ts'
 
 /** The journal's lifetime's reason once the transport closed (a wait begun then says it): made once, no call's stack. */
 const transportClosed = new TransportError('aborted', 'The transport was closed')
@@ -144,7 +145,12 @@ export class CallJournal {
       const entry = this.#byWire.get(cancelled)
       return entry === undefined || entry.inherited || entry.state !== 'sent' ? undefined : this.#deliver(entry)
     }
-    if (methodOf(message) !== journaled || wireId === undefined) return undefined
+    const method = methodOf(message)
+    if (method?.startsWith('tasks/') === true) {
+      this.#handOver(message)
+      return undefined
+    }
+    if (method !== journaled || wireId === undefined) return undefined
     const clientId = requestIdOf(message)!
     const params = (message as {params?: JsonObject}).params ?? {}
     const name = typeof params['name'] === 'string' ? params['name'] : ''
@@ -226,6 +232,9 @@ export class CallJournal {
         : undefined
     const result = (message as {result: JsonObject}).result
     if (result['resultType'] === 'task' && typeof result['taskId'] === 'string') {
+      // One poller per task (docs/design.md#the-call-journal): a handle the app receives (`transport.request`, the
+      // Tasks extension) is its to poll, and the call's record goes as any answer delivered does.
+      if (isAppRequestId(entry.clientId)) return undefined
       const {taskId, status, statusMessage, pollIntervalMs} = result as {
         taskId: string
         status?: string
@@ -292,6 +301,18 @@ export class CallJournal {
         }
       }
     }
+  }
+
+  /**
+   * A 2026-07-28 `tasks/*` request the app sends itself names a task the journal polls: the app polls it from now on
+   * (the Tasks extension resumed it), so the journal stops, and the call's record goes as delivered.
+   */
+  #handOver(message: JSONRPCMessage): void {
+    const params = (message as {params?: JsonObject}).params ?? {}
+    const modern = typeof (params['_meta'] as JsonObject | undefined)?.[envelopeKeys[0]!] === 'string'
+    for (const entry of this.#entries.values())
+      if (modern && entry.state === 'task' && entry.task?.taskId === params['taskId'])
+        this.#host.track(this.#deliver(entry))
   }
 
   /** The call an `input_required` round continues: the same tool and arguments, its `requestState` echoed. */

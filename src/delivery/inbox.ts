@@ -9,8 +9,11 @@ import {ServerRequests, type ServerRequestsHooks} from './server-requests.ts'
 
 /** What the inbox needs of the transport. */
 export interface InboxHooks extends Pick<ServerRequestsHooks, 'store' | 'track' | 'resend'> {
-  /** The Client's `onmessage`: the last step of every delivery. */
-  onmessage: (message: JSONRPCMessage) => void
+  /**
+   * The Client's `onmessage`: the last step of every delivery (the app's own requests are taken before it);
+   * `settled` is the failure a settlement carries.
+   */
+  onmessage: (message: JSONRPCMessage, settled?: TransportError) => void
   /** Response `wireId` arrived, before it is matched to its request (the answer to `initialize` starts the session). */
   responded: (wireId: JsonRpcId, message: JSONRPCMessage) => void
   /** Request `wireId` got its answer (handed to the Client): its stream is done with. */
@@ -129,7 +132,7 @@ export class Inbox {
     const clientId = this.requests.settle(wireId)
     if (clientId === undefined) return
     this.#hooks.onEvent({type: 'request-settled', requestId: clientId, code: error.code})
-    this.#hooks.onmessage(settlementFor(clientId, error))
+    this.#hooks.onmessage(settlementFor(clientId, error), error)
   }
 
   /** Settles every pending request, adopted ones too; returns how many of the Client's there were. */

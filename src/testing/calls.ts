@@ -4,6 +4,7 @@
 import {capabilitiesOf, ClientAnswerError, type Catalog, type ToolContext, type ToolDefinition} from './catalog.ts'
 import {errorCodes, isObject, type JsonObject, type RequestId} from './protocol.ts'
 import type {Session} from './session.ts'
+import {relatedTaskKey, taskRefusal, type Settle} from './tasks.ts'
 
 /** Where a request runs. */
 export interface CallEnvironment {
@@ -15,6 +16,12 @@ export interface CallEnvironment {
   streamId: string | undefined
   /** Counts one execution of a tool. */
   executed: (tool: string) => void
+  /** Writes a message on the session's standalone stream, if one is open: where a task's messages go. */
+  later: (message: JsonObject) => void
+  /** A task ID never handed out before, restarts included. */
+  nextTaskId: () => string
+  /** The `pollInterval` every task asks for (`taskPollIntervalMs`). */
+  taskPollIntervalMs: number
 }
 
 type Answer = {result: unknown} | {error: {code: number; message: string}}
@@ -28,9 +35,9 @@ export async function execute(request: JsonObject, environment: CallEnvironment)
   const method = String(request['method'])
   let answer: Answer
   try {
-    // [spec basic lifecycle, capability negotiation] resources and prompts are served only when offered.
+    // [spec basic lifecycle, capability negotiation] resources, prompts and tasks are served only when offered.
     const family = method.slice(0, method.indexOf('/'))
-    const offered = family !== 'resources' && family !== 'prompts' ? true : family in capabilitiesOf(catalog)
+    const offered = ['resources', 'prompts', 'tasks'].includes(family) ? family in capabilitiesOf(catalog) : true
     switch (offered ? method : undefined) {
       case 'tools/call':
         answer = await callTool(params, environment)
@@ -38,11 +45,12 @@ export async function execute(request: JsonObject, environment: CallEnvironment)
       case 'tools/list':
         answer = {
           result: {
-            tools: [...catalog.tools.values()].map(({name, description, inputSchema, outputSchema}) => ({
+            tools: [...catalog.tools.values()].map(({name, description, inputSchema, outputSchema, taskSupport}) => ({
               name,
               description,
               inputSchema: inputSchema ?? {type: 'object'},
               outputSchema,
+              ...(taskSupport === undefined ? {} : {execution: {taskSupport}}),
             })),
           },
         }
@@ -79,6 +87,12 @@ export async function execute(request: JsonObject, environment: CallEnvironment)
       case 'prompts/get':
         answer = await getPrompt(params, catalog)
         break
+      case 'tasks/get':
+      case 'tasks/result':
+      case 'tasks/list':
+      case 'tasks/cancel':
+        answer = await environment.session.tasks.answer(method, params)
+        break
       case 'ping':
       case 'logging/setLevel':
         answer = {result: {}}
@@ -97,32 +111,81 @@ async function callTool(params: JsonObject, environment: CallEnvironment): Promi
   const name = String(params['name'])
   const tool = environment.catalog.tools.get(name)
   if (tool === undefined) return failure(errorCodes.invalidParams, `Unknown tool: ${name}`)
+  const asTask = isObject(params['task'])
+  const refused = taskRefusal(tool.taskSupport, asTask, name)
+  if (refused !== undefined) return failure(errorCodes.methodNotFound, refused)
   const args = isObject(params['arguments']) ? params['arguments'] : {}
   const missing = missingArguments(tool, args)
   if (missing.length > 0)
     return failure(errorCodes.invalidParams, `Invalid arguments for ${name}: missing ${missing.join(', ')}`)
   environment.executed(name)
   const progressToken = isObject(params['_meta']) ? params['_meta']['progressToken'] : undefined
+  if (asTask) return {result: {task: startTask(tool, args, params, environment, progressToken)}}
+  return {result: await run(tool, args, contextFor(environment, progressToken))}
+}
+
+/** Runs a tool; a failure it throws is its result. */
+async function run(tool: ToolDefinition, args: JsonObject, context: ToolContext): Promise<JsonObject> {
   try {
-    return {result: await tool.handler(args, contextFor(environment, progressToken))}
+    return (await tool.handler(args, context)) as unknown as JsonObject
   } catch (error) {
     // [spec server tools, error handling] a tool's failure is reported in its result, for the model to see.
-    return {result: {content: [{type: 'text', text: messageOf(error)}], isError: true}}
+    return {content: [{type: 'text', text: messageOf(error)}], isError: true}
   }
 }
 
-function contextFor(environment: CallEnvironment, progressToken: unknown): ToolContext {
+/**
+ * Starts `tool` as a task and returns the task at once; the tool runs on. Its answer ends the call's stream, so
+ * what it sends later goes to the session's standalone stream, tied to the task. A tool result with `isError`
+ * fails the task.
+ */
+function startTask(
+  tool: ToolDefinition,
+  args: JsonObject,
+  params: JsonObject,
+  environment: CallEnvironment,
+  progressToken: unknown,
+): JsonObject {
+  const {task, settle} = environment.session.tasks.create(
+    environment.nextTaskId(),
+    params,
+    environment.taskPollIntervalMs,
+  )
+  // [spec 2025-11-25 tasks, related-task metadata] a message of a task names it.
+  const later = (message: JsonObject): void => {
+    const messageParams = isObject(message['params']) ? message['params'] : {}
+    const meta = {
+      ...(isObject(messageParams['_meta']) ? messageParams['_meta'] : {}),
+      [relatedTaskKey]: {taskId: task.taskId},
+    }
+    environment.later({...message, params: {...messageParams, _meta: meta}})
+  }
+  const context = contextFor({...environment, send: later, streamId: undefined}, progressToken, settle)
+  void run(tool, args, context).then((result) =>
+    settle({status: result['isError'] === true ? 'failed' : 'completed', result}),
+  )
+  return task as unknown as JsonObject
+}
+
+function contextFor(environment: CallEnvironment, progressToken: unknown, settle?: Settle): ToolContext {
   const {session, send} = environment
+  /** Server requests of a task awaiting the client: while there is one, the task is `input_required`. */
+  let asking = 0
   const notify = (method: string, params: JsonObject): void => {
     send({jsonrpc: '2.0', method, params})
   }
   const request = (method: string, params: JsonObject = {}): Promise<JsonObject> => {
     const id = `srv-${++session.nextServerRequest}`
     const message = {jsonrpc: '2.0', id, method, params}
+    if (asking++ === 0) settle?.({status: 'input_required'})
     return new Promise<JsonObject>((resolve) => {
       // Pending server requests live on the session, whichever stream carried them
       // (docs/design.md#what-a-server-must-do).
-      session.pending.set(id, {message, streamId: environment.streamId, resolve})
+      const answered = (answer: JsonObject): void => {
+        if (--asking === 0) settle?.({status: 'working'})
+        resolve(answer)
+      }
+      session.pending.set(id, {message, streamId: environment.streamId, resolve: answered})
       send(message)
     })
   }

@@ -2,6 +2,7 @@
  * What a reference server offers: tools, resources and prompts, declared by the test that serves them.
  */
 import type {JsonObject} from './protocol.ts'
+import type {TaskSupport} from './tasks.ts'
 
 /** The levels of `notifications/message`. [spec server utilities, logging] */
 export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
@@ -58,6 +59,12 @@ export interface ToolDefinition {
   inputSchema?: JsonObject | undefined
   /** The JSON Schema of the result's `structuredContent`, listed by `tools/list` (the server does not check it). @defaultValue none */
   outputSchema?: JsonObject | undefined
+  /**
+   * Whether a client may call the tool as a task (2025-11-25), listed as `execution.taskSupport`. A server with such
+   * a tool declares the `tasks` capability; a call of the wrong kind is refused with -32601.
+   * @defaultValue 'forbidden'
+   */
+  taskSupport?: TaskSupport | undefined
   /**
    * Runs one call. An error it throws becomes a result with `isError: true` and the error's message
    * ([spec server tools, error handling]: a tool's failure is reported in its result).
@@ -119,11 +126,16 @@ function index<T extends object>(list: readonly T[], what: string, key: keyof T,
   return map
 }
 
+const taskSupports: readonly (TaskSupport | undefined)[] = [undefined, 'forbidden', 'optional', 'required']
+
 export function createCatalog(
   tools: readonly ToolDefinition[],
   resources: readonly ResourceDefinition[],
   prompts: readonly PromptDefinition[],
 ): Catalog {
+  for (const [at, tool] of tools.entries())
+    if (!taskSupports.includes(tool.taskSupport))
+      throw new TypeError(`options.tools[${at}].taskSupport must be 'forbidden', 'optional' or 'required'`)
   return {
     tools: index(tools, 'options.tools', 'name', 'handler'),
     resources: index(resources, 'options.resources', 'uri', 'read'),
@@ -133,10 +145,13 @@ export function createCatalog(
 
 /** The `capabilities` of the initialize result: what the catalog offers, and logging, which every tool may use. */
 export function capabilitiesOf(catalog: Catalog): JsonObject {
+  const tasks = [...catalog.tools.values()].some((tool) => (tool.taskSupport ?? 'forbidden') !== 'forbidden')
   return {
     tools: {},
     logging: {},
     ...(catalog.resources.size > 0 ? {resources: {}} : {}),
     ...(catalog.prompts.size > 0 ? {prompts: {}} : {}),
+    // [spec 2025-11-25 tasks, capabilities] tools/call may run as a task; tasks/list and tasks/cancel are served.
+    ...(tasks ? {tasks: {list: {}, cancel: {}, requests: {tools: {call: {}}}}} : {}),
   }
 }

@@ -27,6 +27,7 @@ export {
   type ToolResult,
 } from './catalog.ts'
 export type {ServerMode} from './modes.ts'
+export type {TaskStatus, TaskSupport, TaskView} from './tasks.ts'
 export type {ByteCut, Cut} from './connection.ts'
 export type {
   CorruptFault,

@@ -86,6 +86,12 @@ export interface ReferenceServerOptions {
    */
   mode?: ServerMode | undefined
   /**
+   * The `pollInterval` (ms) of every task, the wait the server asks of a client between two `tasks/get`. Tasks run
+   * tools that declare `taskSupport`.
+   * @defaultValue 100
+   */
+  taskPollIntervalMs?: number | undefined
+  /**
    * The `serverInfo` of the initialize result.
    * @defaultValue `{name: 'reference-server', version: '1.0.0'}`
    */
@@ -104,17 +110,21 @@ export interface ResolvedServerOptions {
   priming: boolean | undefined
   pendingOnAttach: 're-emit' | 'cancel'
   mode: ServerMode
+  taskPollIntervalMs: number
   serverInfo: {name: string; version: string}
 }
 
 export function resolveServerOptions(options: ReferenceServerOptions = {}): ResolvedServerOptions {
   const {protocolVersion, retryMs, sessionIdleMs = Number.POSITIVE_INFINITY, mode = 'correct'} = options
+  const {taskPollIntervalMs = 100} = options
   if (protocolVersion !== undefined && !isSupportedVersion(protocolVersion)) {
     throw new TypeError(`options.protocolVersion must be one of ${supportedProtocolVersions.join(', ')}`)
   }
   if (retryMs !== undefined && !(Number.isInteger(retryMs) && retryMs >= 0))
     throw new TypeError('options.retryMs must be a whole number of ms')
   if (!(sessionIdleMs > 0)) throw new TypeError('options.sessionIdleMs must be more than 0')
+  if (!(Number.isInteger(taskPollIntervalMs) && taskPollIntervalMs > 0))
+    throw new TypeError('options.taskPollIntervalMs must be a whole number of ms, more than 0')
   checkMode(mode, 'options.mode')
   return {
     catalog: createCatalog(options.tools ?? builtinTools(), options.resources ?? [], options.prompts ?? []),
@@ -128,6 +138,7 @@ export function resolveServerOptions(options: ReferenceServerOptions = {}): Reso
     priming: options.priming,
     pendingOnAttach: options.pendingOnAttach ?? 're-emit',
     mode,
+    taskPollIntervalMs,
     serverInfo: options.serverInfo ?? {name: 'reference-server', version: '1.0.0'},
   }
 }

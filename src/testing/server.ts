@@ -71,6 +71,7 @@ export class ReferenceServer {
   // Counters outlive restarts so that no ID is ever handed out twice, as with random IDs.
   #sessionCount = 0
   #streamCount = 0
+  #taskCount = 0
 
   constructor(options?: ReferenceServerOptions) {
     this.#options = resolveServerOptions(options)
@@ -358,6 +359,11 @@ export class ReferenceServer {
       executed: (tool) => {
         this.executions[tool] = (this.executions[tool] ?? 0) + 1
       },
+      later: (message) => {
+        if (session.latestStandalone !== undefined) this.#emit(session.latestStandalone, message)
+      },
+      nextTaskId: () => `task-${++this.#taskCount}`,
+      taskPollIntervalMs: this.#options.taskPollIntervalMs,
     })
   }
 

@@ -5,6 +5,7 @@
  */
 import {Connection, type ByteCut, type Cut, type WireEvent} from './connection.ts'
 import {sseHeaders, type JsonObject, type RequestId} from './protocol.ts'
+import {SessionTasks} from './tasks.ts'
 
 /** An event in a buffer, tagged with the stream that emitted it. */
 export interface StoredEvent extends WireEvent {
@@ -91,6 +92,8 @@ export class Session {
    * (docs/design.md#what-a-server-must-do).
    */
   readonly pending = new Map<RequestId, PendingRequest>()
+  /** The session's tasks (2025-11-25): another session's are unknown here. */
+  readonly tasks = new SessionTasks()
   /** Per-session counter: event IDs and server request IDs are unique within the session. */
   nextEvent = 0
   nextServerRequest = 0

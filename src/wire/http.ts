@@ -94,6 +94,9 @@ async function exchangeOnce(client: HttpClient, request: WireRequest, token: str
     headers,
     body: request.body ?? null,
     signal: request.signal,
+    // [WHATWG fetch, cache mode] an MCP answer is never a cached one. Firefox otherwise holds a GET of the endpoint
+    // behind another still open (its cache entry's lock): a stream resumed beside the standalone stream never opens.
+    cache: 'no-store',
   }
   if (client.redirectPolicy === 'follow') return send(client, client.url, init)
   init.redirect = 'manual'

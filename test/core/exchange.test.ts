@@ -120,6 +120,20 @@ describe('what a request carries', () => {
     ])
     await transport.close()
   })
+
+  it("bypasses the HTTP cache, whatever requestInit says: a browser's cache would hold a GET of the endpoint behind another open one", async () => {
+    const {fetch, sent} = scripted()
+    const {transport} = await started({fetch, requestInit: {cache: 'force-cache'}})
+    await transport.send(initialize)
+    await transport.send(initialized)
+    await until(() => sent.some((request) => request.method === 'GET'))
+    expect(sent.map((request) => [request.method, request.cache])).toEqual([
+      ['POST', 'no-store'],
+      ['POST', 'no-store'],
+      ['GET', 'no-store'],
+    ])
+    await transport.close()
+  })
 })
 
 describe('an answer the transport does not read', () => {

@@ -1,55 +1,59 @@
 /**
- * Issue 3, in a real browser: `IdbStore` in headless Chromium (Debian's `/usr/bin/chromium`, driven by
- * playwright-core; no browser is ever downloaded). The page (test/browser/reload-page.ts, bundled by Vite with
- * the SDK `Client` and the library's sources) and the reference server share one origin, so there is no CORS.
- * The page starts a slow tool, the test reloads it mid-call, and the reloaded page resumes from IndexedDB.
+ * Issue 3, in real browsers: `IdbStore` in headless Chromium and Firefox (Debian's `chromium` and `firefox-esr`,
+ * driven by puppeteer-core: test/fixtures/browsers.ts; no browser is ever downloaded). The page
+ * (test/browser/reload-page.ts, bundled by Vite with the SDK `Client` and the library's sources) and the reference
+ * server share one origin, so there is no CORS. The page starts a slow tool, the test reloads it mid-call, and the
+ * reloaded page resumes from IndexedDB.
  *
- * Without Chromium the test is skipped, except under `CI`, where it fails: .ci/run installs Chromium.
+ * Without a browser its test is skipped, except under `CI`, where it fails: .ci/run installs both.
  */
 import {describe, expect, it} from 'vitest'
 import {createReferenceServer} from '../../src/testing/node.ts'
 import type {PageState} from '../browser/reload-page.ts'
-import {requireChromium} from '../fixtures/chromium.ts'
+import {browserNames, hasBrowser, launchBrowser, requireBrowser} from '../fixtures/browsers.ts'
 import {usePageServer} from '../fixtures/page-server.ts'
 
 /** The slow tool's steps, as the page asks for them. */
 const steps = 8
 
-const server = createReferenceServer()
-/** The JSON-RPC requests POSTed to /mcp, both loads: their IDs must never repeat within the session. */
-const posted: {id: unknown; method: unknown}[] = []
+describe.each(browserNames)('IdbStore in headless %s', (name) => {
+  const server = createReferenceServer()
+  /** The JSON-RPC requests POSTed to /mcp, both loads: their IDs must never repeat within the session. */
+  const posted: {id: unknown; method: unknown}[] = []
 
-/** One origin: `/mcp` is the reference server, every other path the page. */
-const pages = usePageServer('browser-reload', undefined, async (request) => {
-  if (request.method === 'POST') {
-    try {
-      const body = JSON.parse(await request.clone().text()) as {id?: unknown; method?: unknown}
-      if (body.id !== undefined && body.method !== undefined) posted.push({id: body.id, method: body.method})
-    } catch {
-      // Not JSON: the server answers it.
-    }
-  }
-  return server.handle(request)
-})
+  /** One origin: `/mcp` is the reference server, every other path the page. */
+  const pages = usePageServer(
+    `browser-reload-${name}`,
+    undefined,
+    async (request) => {
+      if (request.method === 'POST') {
+        try {
+          const body = JSON.parse(await request.clone().text()) as {id?: unknown; method?: unknown}
+          if (body.id !== undefined && body.method !== undefined) posted.push({id: body.id, method: body.method})
+        } catch {
+          // Not JSON: the server answers it.
+        }
+      }
+      return server.handle(request)
+    },
+    {available: hasBrowser(name), launch: () => launchBrowser(name)},
+  )
 
-describe('IdbStore in headless Chromium', () => {
   it('a page reloaded mid-call resumes its session from IndexedDB: the tool stream continues after Last-Event-ID, the tool ran once, its result arrives once', async (context) => {
-    requireChromium(context)
+    requireBrowser(name, context)
     const {origin} = pages
-    const page = await pages.browser.newPage()
+    const page = await pages.browser.browser.newPage()
     const pageErrors: string[] = []
-    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`))
+    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${String(error)}`))
     page.on('console', (message) => {
       if (message.type() === 'error') pageErrors.push(`console.error: ${message.text()}`)
     })
     const state = (): Promise<PageState> => page.evaluate(() => window.__state)
 
     await page.goto(`${origin}/`)
-    await page.waitForFunction(
-      () => window.__state.progress.length >= 2 || window.__state.phase === 'failed',
-      undefined,
-      {timeout: 10_000},
-    )
+    await page.waitForFunction(() => window.__state.progress.length >= 2 || window.__state.phase === 'failed', {
+      timeout: 10_000,
+    })
     const first = await state()
     expect(first.errors).toEqual([])
     expect(first.load).toBe(1)
@@ -57,7 +61,7 @@ describe('IdbStore in headless Chromium', () => {
     expect(first.sessionId).toMatch(/^session-/)
 
     await page.reload()
-    await page.waitForFunction(() => window.__state.phase === 'done' || window.__state.phase === 'failed', undefined, {
+    await page.waitForFunction(() => window.__state.phase === 'done' || window.__state.phase === 'failed', {
       timeout: 10_000,
     })
     const after = await state()
@@ -134,6 +138,7 @@ describe('IdbStore in headless Chromium', () => {
     expect(new Set(ids).size).toBe(ids.length)
 
     expect(pageErrors).toEqual([])
+    if (name === 'firefox') expect(pages.browser.outside).toEqual([])
     await page.close()
   }, 20_000)
 })

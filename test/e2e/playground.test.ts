@@ -1,98 +1,115 @@
 /**
- * Issue 6: the playground in headless Chromium, clicked through as a person would. The playground server
- * (playground/server.ts) serves a production build of the page and the reference server on one origin; the
- * page's client keeps its session in IndexedDB. Start the slow tool, reload the page mid-stream with the
- * page's own button: the reloaded page resumes the tool's stream, shows its result once, and its counters
- * and the server's say what happened.
+ * Issue 6: the playground in headless Chromium and Firefox (Debian's, driven by puppeteer-core:
+ * test/fixtures/browsers.ts), clicked through as a person would. The playground server (playground/server.ts)
+ * serves a production build of the page and the reference server on one origin; the page's client keeps its
+ * session in IndexedDB. Start the slow tool, reload the page mid-stream with the page's own button: the reloaded
+ * page resumes the tool's stream, shows its result once, and its counters and the server's say what happened.
  *
- * It ends with a 1200×800 screenshot: in .test-build/playground.png, or in docs/playground.png (the README's)
- * with UPDATE_SCREENSHOT=1, so that a test run never rewrites a committed file.
+ * It ends with a 1200×800 screenshot: in .test-build/playground-<browser>.png, or Chromium's in docs/playground.png
+ * (the README's) with UPDATE_SCREENSHOT=1, so that a test run never rewrites a committed file.
  */
 import {mkdir} from 'node:fs/promises'
-import type {Browser, Page} from 'playwright-core'
+import type {Page} from 'puppeteer-core'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {startPlayground, type Playground} from '../../playground/server.ts'
-import {hasChromium, launchChromium, requireChromium} from '../fixtures/chromium.ts'
+import {
+  browserNames,
+  hasBrowser,
+  launchBrowser,
+  requireBrowser,
+  type BrowserName,
+  type LaunchedBrowser,
+} from '../fixtures/browsers.ts'
 
 /** The page's slow tool (see playground/main.ts): 10 steps, 400 ms apart. */
 const steps = 10
-const screenshot = process.env['UPDATE_SCREENSHOT'] === '1' ? 'docs/playground.png' : '.test-build/playground.png'
+const screenshotOf = (name: BrowserName): `${string}.png` =>
+  process.env['UPDATE_SCREENSHOT'] === '1' && name === 'chromium'
+    ? 'docs/playground.png'
+    : `.test-build/playground-${name}.png`
 
-let browser: Browser | undefined
-let playground: Playground | undefined
-
-beforeAll(async () => {
-  if (!hasChromium) return
-  // Building the page and launching Chromium overlap: each takes a second or more on 2 cores.
-  const [started, launched] = await Promise.allSettled([startPlayground({serve: 'build', port: 0}), launchChromium()])
-  if (started.status === 'fulfilled') playground = started.value
-  if (launched.status === 'fulfilled') browser = launched.value
-  if (started.status === 'rejected') throw started.reason
-  if (launched.status === 'rejected') throw launched.reason
-}, 30_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await playground?.close()
-})
+/** The text of the first element `selector` finds. */
+const textOf = (page: Page, selector: string): Promise<string | null> =>
+  page.$eval(selector, (element) => element.textContent)
+/** The texts of every element `selector` finds. */
+const textsOf = (page: Page, selector: string): Promise<(string | null)[]> =>
+  page.$$eval(selector, (elements) => elements.map((element) => element.textContent))
 
 /** The number a counter cell shows (`data-counter` in the Counters panel). */
 async function counter(page: Page, key: string): Promise<number> {
-  return Number(await page.locator(`[data-counter="${key}"]`).textContent())
+  return Number(await textOf(page, `[data-counter="${key}"]`))
 }
 
-describe('the playground, clicked through in headless Chromium', () => {
+describe.each(browserNames)('the playground, clicked through in headless %s', (name) => {
+  let launched: LaunchedBrowser | undefined
+  let playground: Playground | undefined
+
+  beforeAll(async () => {
+    if (!hasBrowser(name)) return
+    // Building the page and launching the browser overlap: each takes a second or more on 2 cores.
+    const [started, browser] = await Promise.allSettled([
+      startPlayground({serve: 'build', port: 0}),
+      launchBrowser(name),
+    ])
+    if (started.status === 'fulfilled') playground = started.value
+    if (browser.status === 'fulfilled') launched = browser.value
+    if (started.status === 'rejected') throw started.reason
+    if (browser.status === 'rejected') throw browser.reason
+  }, 30_000)
+
+  afterAll(async () => {
+    await launched?.close()
+    await playground?.close()
+  })
+
   it('a slow tool, the page reloaded mid-stream: the stream resumes from IndexedDB, the call shows by name with its progress and its result once, the counters are right', async (context) => {
-    requireChromium(context)
+    requireBrowser(name, context)
     const {url, reference} = playground!
-    const page = await browser!.newPage({viewport: {width: 1200, height: 800}})
+    const page = await launched!.browser.newPage()
+    await page.setViewport({width: 1200, height: 800})
     const errors: string[] = []
-    page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
+    page.on('pageerror', (error) => errors.push(`pageerror: ${String(error)}`))
     page.on('console', (message) => {
       if (message.type() === 'error') errors.push(`console.error: ${message.text()}`)
     })
 
     await page.goto(url)
     await page.waitForSelector('body[data-ready="true"]')
-    await page.getByRole('button', {name: 'Start a slow tool'}).click()
+    await page.locator('button::-p-text(Start a slow tool)').click()
     await page.waitForFunction(
       () => Number(document.querySelector('.call[data-status="running"] .numbers')?.textContent.split('/')[0]) >= 2,
     )
-    const sessionId = await page.locator('#session').textContent()
+    const sessionId = await textOf(page, '#session')
 
     // The page's own button: location.reload(), mid-stream.
-    await Promise.all([
-      page.waitForEvent('framenavigated'),
-      page.getByRole('button', {name: 'Reload the page'}).click(),
-    ])
+    await Promise.all([page.waitForNavigation(), page.locator('button::-p-text(Reload the page)').click()])
     await page.waitForSelector('body[data-ready="true"]')
-    expect(await page.locator('#load').textContent()).toBe('#2')
-    expect(await page.locator('#session').textContent()).toBe(sessionId)
+    expect(await textOf(page, '#load')).toBe('#2')
+    expect(await textOf(page, '#session')).toBe(sessionId)
 
     // The call journal in IndexedDB held the first load's call, by name, with its progress at the reload...
-    const journaled = /calls: slow (\d+)\/10/.exec((await page.locator('#stored').textContent()) ?? '')
+    const journaled = /calls: slow (\d+)\/10/.exec((await textOf(page, '#stored')) ?? '')
     expect(Number(journaled?.[1])).toBeGreaterThanOrEqual(2)
     expect(Number(journaled?.[1])).toBeLessThan(steps)
     // ...and the call finishes on the stream this load resumed: shown by name, its progress whole, its result once.
-    const earlier = page.locator('.call[data-status="earlier"]')
-    const result = earlier.locator('.call-text')
-    await result.waitFor()
+    const earlier = '.call[data-status="earlier"]'
+    await page.waitForSelector(`${earlier} .call-text`)
     await page.waitForFunction(
       () => document.querySelector('[data-counter="server.replayedEvents"]')?.textContent !== '0',
     )
-    await page.waitForTimeout(300) // room for a duplicate, were one coming
-    expect(await result.allTextContents()).toEqual([`done after ${steps} steps`])
-    expect(await earlier.locator('strong').allTextContents()).toEqual(['slow'])
-    expect(await earlier.locator('.numbers').textContent()).toBe(`${steps}/${steps}`)
-    expect(await page.locator('.call[data-status="running"]').count()).toBe(0)
+    await new Promise((resolve) => setTimeout(resolve, 300)) // room for a duplicate, were one coming
+    expect(await textsOf(page, `${earlier} .call-text`)).toEqual([`done after ${steps} steps`])
+    expect(await textsOf(page, `${earlier} strong`)).toEqual(['slow'])
+    expect(await textOf(page, `${earlier} .numbers`)).toBe(`${steps}/${steps}`)
+    expect(await page.$$('.call[data-status="running"]')).toHaveLength(0)
 
     // Stream resumption of the tool's stream, from the cursor the first load stored in IndexedDB.
     const resumption = reference.log.find((entry) => entry.lastEventId !== undefined)!
     expect(resumption).toMatchObject({method: 'GET', sessionId, status: 200})
     const cursor = resumption.lastEventId!
-    const rows = await page
-      .locator('#decisions tbody tr')
-      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)))
+    const rows = await page.$$eval('#decisions tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)),
+    )
     expect(rows).toContainEqual(['#2', 'req 1', 'stream-resumption', sessionId, cursor])
     expect(rows).toContainEqual(['#2', 'GET', 'session-resumption', sessionId, '—'])
     const toolStream = reference.session(sessionId!).streams.find((stream) => stream.kind === 'request')!
@@ -110,6 +127,8 @@ describe('the playground, clicked through in headless Chromium', () => {
     expect(reference.executions).toEqual({slow: 1})
 
     expect(errors).toEqual([])
+    if (name === 'firefox') expect(launched!.outside).toEqual([])
+    const screenshot = screenshotOf(name)
     await mkdir(screenshot.slice(0, screenshot.lastIndexOf('/')), {recursive: true})
     await page.screenshot({path: screenshot})
     await page.close()
