@@ -206,7 +206,9 @@ describe('server close with retry', () => {
 describe('no retry: backoff, attempts counted per stream', () => {
   it('the count resets when the cursor advances; with no progress the stream is given up after maxAttempts', async () => {
     const mock = useMock()
-    const {client, transport, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2}})
+    // A connection that lives past maxDelayMs counts as progress: 200 ms keeps an empty one (closed as it opens) a
+    // failed attempt on a loaded machine too.
+    const {client, transport, events} = await connect({reconnect: {maxAttempts: 2, minDelayMs: 1, maxDelayMs: 200}})
     const calls = answerToolCalls(() => sse(['id: e1\ndata: \n\n'], 'close'))
     // Three resumes each bring one new event and close; after that the server accepts and closes at once.
     const resumes = answerResumes(mock, (n) => sse(n <= 3 ? [frame(`e${n + 1}`, note)] : [], 'close'))
