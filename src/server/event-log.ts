@@ -1,5 +1,5 @@
 /**
- * The seam between {@link ResumableEventStore} and where its events live (docs/server.md#backends): one log per
+ * The seam between {@link ResumableEventStore} and where its events live (docs/server.md#logs): one log per
  * store, numbered streams of numbered events, bounded as the store asks. `MemoryEventLog` here (no Node built-in:
  * Workers, Deno, Bun, browsers); `RedisEventLog` in `mcp-resumable-http/server/redis`.
  */
