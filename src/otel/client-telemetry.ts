@@ -102,6 +102,8 @@ export class ClientTelemetry {
   readonly #resumes = new Map<string, Tracked>()
   /** The session this process holds, since when. */
   #session: {id: string; started: number} | undefined
+  /** A stream was reopened: what the Client receives may be a replay or a re-emission from now on. */
+  #reopened = false
 
   constructor(url: URL, options: unknown) {
     const {tracer, meter, sessionIdAttribute} = resolveTelemetry(options, 'options.telemetry', [
@@ -183,7 +185,8 @@ export class ClientTelemetry {
       const tracked = this.#requests.get(keyOf(id))
       if (tracked !== undefined) this.#end(tracked, outcomeOf(message, tracked.metricAttributes[attribute.method]))
     }
-    this.#sample()
+    // Only a reopened stream replays or re-emits: until one was, reading the counters would find nothing new.
+    if (this.#reopened) this.#sample()
   }
 
   /** A transport event: a span event, a span's end, a count. */
@@ -194,6 +197,7 @@ export class ClientTelemetry {
         this.#standaloneStream()
         break
       case 'reconnect': {
+        this.#reopened = true
         const tracked =
           event.stream === 'standalone' ? this.#standaloneStream() : this.#stream(event.requestId, event.call)
         tracked.span.addEvent(spanEvent.reconnect, {
