@@ -2,13 +2,12 @@ import type {Attributes, Counter, Histogram, Meter} from '@opentelemetry/api'
 import type {TransportEvent, TransportMetrics} from '../index.ts'
 import {attribute, durationBuckets, metric} from './names.ts'
 
-type Reason = Extract<TransportEvent, {type: 'stream-closed'}>['reason']
-
 /**
  * Why a request was settled `outcome-unknown`: the `reason` of its stream's end, or `post` when the POST itself
  * failed after it may have reached the server (its connection broke, a 5xx, an answer without the response).
  */
-export type OutcomeUnknownCause = Exclude<Reason, 'completed'> | 'post'
+export type OutcomeUnknownCause =
+  Exclude<Extract<TransportEvent, {type: 'stream-closed'}>['reason'], 'completed'> | 'post'
 
 /** The client half's instruments: the conventions' two histograms, and the counters they lack. */
 export class ClientMetrics {

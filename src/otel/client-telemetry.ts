@@ -5,18 +5,7 @@
  * through; a span event for each of them; a span for the standalone stream's life; the conventions' two histograms
  * and this package's counters (src/otel/client-metrics.ts).
  */
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api'
+import {context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Tracer} from '@opentelemetry/api'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {
   isTransportError,
@@ -31,6 +20,8 @@ import {serverAttributes, SessionIds, targetOf} from './attributes.ts'
 import {ClientMetrics} from './client-metrics.ts'
 import {attribute, spanEvent, standaloneSpan} from './names.ts'
 import {resolveTelemetry} from './options.ts'
+import {errorTypeOf, keyOf, outcomeOf, trackedSpan, type Outcome, type Tracked} from './spans.ts'
+import {streamFetch} from './stream-fetch.ts'
 import {contextInMeta, spanContextOf, traceparentIn, withTraceContext} from './trace-context.ts'
 
 /** What the telemetry reads of its transport, once it exists. */
@@ -38,53 +29,6 @@ export interface TelemetryHost {
   sessionId(): string | undefined
   protocolVersion(): string | undefined
   metrics(): Readonly<TransportMetrics>
-}
-
-/** How a span ends: the conventions' `error.type` and `rpc.response.status_code`, when it failed. */
-interface Outcome {
-  errorType?: string | undefined
-  statusCode?: string | undefined
-}
-
-/** One span in flight: a request or notification of the Client's, a previous process's call resumed, or the standalone stream. */
-interface Tracked {
-  readonly span: Span
-  /** `performance.now()` when it started; undefined when it is not an operation the histogram measures. */
-  readonly started: number | undefined
-  /** What `mcp.client.operation.duration` is recorded with. */
-  readonly metricAttributes: Attributes
-  /** The `traceparent` the request carried in `params._meta`: how its stream's events are told from another's. */
-  readonly traceparent: string | undefined
-  /** The Client's request ID, while it is in flight. */
-  readonly clientId: JsonRpcId | undefined
-  /** The wire ID of its stream, once an event named it. */
-  wireId: number | undefined
-  /** The `Last-Event-ID` of its latest resumption: the GET that sends it goes in this span's context. */
-  resumedFrom: string | undefined
-  sending: boolean
-  ended: boolean
-}
-
-/** The key of a JSON-RPC ID among the Client's requests in flight (1 and "1" apart). */
-const keyOf = (id: JsonRpcId): string => (typeof id === 'number' ? `n${id}` : `s${id}`)
-
-const headerSetter = {set: (carrier: Headers, key: string, value: string) => carrier.set(key, value)}
-
-/** The `error.type` of a rejection: the `TransportError` code, else the error's name. */
-function errorTypeOf(error: unknown): string {
-  if (isTransportError(error)) return error.code
-  return error instanceof Error ? error.name : '_OTHER'
-}
-
-/** [semconv mcp] how a response ends its request's span: a JSON-RPC error's code, or `tool_error` for a tool's error result. */
-function outcomeOf(message: object, method: unknown): Outcome {
-  const {error, result} = message as {error?: {code?: unknown}; result?: {isError?: unknown}}
-  if (error !== undefined) {
-    const code = String(error.code)
-    return {errorType: code, statusCode: code}
-  }
-  if (method === 'tools/call' && result?.isError === true) return {errorType: 'tool_error'}
-  return {}
 }
 
 export class ClientTelemetry {
@@ -272,26 +216,11 @@ export class ClientTelemetry {
     this.#sample()
   }
 
-  /**
-   * `fetch` (the app's, or the global one read at each call) with the GET of a stream sent in its span's context:
-   * a resumption in the span of the call it resumes, an attach in the standalone stream's. The app's propagator
-   * puts that context in the GET's headers, so that the server's span of it joins the call's trace.
-   */
+  /** `fetch` with each stream's GET in its span's context (src/otel/stream-fetch.ts). */
   fetch(inner: FetchLike | undefined): FetchLike {
-    return (url, init) => {
-      const fetchFunction = inner ?? globalThis.fetch
-      const headers = new Headers(init?.headers)
-      let within: Context | undefined = context.active()
-      if (init?.method === 'GET') {
-        const lastEventId = headers.get('last-event-id')
-        const tracked = lastEventId === null ? this.#standalone : this.#resumes.get(lastEventId)
-        within = tracked === undefined ? undefined : trace.setSpan(ROOT_CONTEXT, tracked.span)
-        // A POST goes in the context `send` made it in: its request's span.
-      } else if (trace.getSpan(within) === undefined) within = undefined
-      if (within === undefined) return fetchFunction(url, init)
-      propagation.inject(within, headers, headerSetter)
-      return context.with(within, () => fetchFunction(url, {...init, headers}))
-    }
+    return streamFetch(inner, (lastEventId) =>
+      lastEventId === null ? this.#standalone?.span : this.#resumes.get(lastEventId)?.span,
+    )
   }
 
   #standaloneStream(): Tracked {
@@ -302,7 +231,7 @@ export class ClientTelemetry {
       root: true,
       attributes: {...this.#server, ...this.#protocolAttribute(), ...this.#sessionAttribute(this.#host?.sessionId())},
     })
-    return (this.#standalone = this.#tracked(span, undefined, undefined))
+    return (this.#standalone = trackedSpan(span, undefined, undefined))
   }
 
   /** The span of response stream `wireId`: the Client's request it answers, or a previous process's call resumed here. */
@@ -346,21 +275,7 @@ export class ClientTelemetry {
       },
       parent,
     )
-    return this.#tracked(span, undefined, call?.traceparent)
-  }
-
-  #tracked(span: Span, started: number | undefined, traceparent: string | undefined): Tracked {
-    return {
-      span,
-      started,
-      metricAttributes: {},
-      traceparent,
-      clientId: undefined,
-      wireId: undefined,
-      resumedFrom: undefined,
-      sending: false,
-      ended: false,
-    }
+    return trackedSpan(span, undefined, call?.traceparent)
   }
 
   #streamOf(event: {stream: 'standalone' | 'request'; requestId: JsonRpcId | undefined}): Tracked | undefined {
