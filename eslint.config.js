@@ -4,6 +4,7 @@ import tseslint from 'typescript-eslint'
 
 const nodeBuiltins = {group: ['node:*'], message: 'No Node built-ins in the core.'}
 const msw = {group: ['msw', 'msw/*'], message: 'msw is an optional peer dependency of ./testing only.'}
+const otel = {group: ['@opentelemetry/*'], message: '@opentelemetry/api is an optional peer dependency of ./otel only.'}
 // The testing kit checks the transport: it reaches the core only through its public entry point.
 const coreInternals = {
   group: ['../*', '!../index.ts'],
@@ -21,6 +22,7 @@ const entryPoints = [
   './src/redis.ts',
   './src/cloudflare.ts',
   './src/server.ts',
+  './src/otel.ts',
 ]
 // The server half (./server, ./server/redis) stands apart: it imports nothing of the client core, nor the core of it.
 const clientCore = [
@@ -100,10 +102,27 @@ const serverZones = [
   {
     target: [
       ...clientCore.filter((path) => path.endsWith('.ts') || path === './src/testing'),
-      ...entryPoints.filter((path) => path !== './src/server.ts'),
+      ...entryPoints.filter((path) => path !== './src/server.ts' && path !== './src/otel.ts'),
     ],
     from: ['./src/server', './src/server.ts'],
     message: 'The client never imports the server half (docs/server.md).',
+  },
+]
+// ./otel sits beside the other entry points: the client through its public entry point, the server half through ./server.
+const otelZones = [
+  {
+    target: ['./src/otel.ts', './src/otel'],
+    from: [
+      ...clientCore,
+      './src/server',
+      ...entryPoints.filter((path) => !['./src/index.ts', './src/server.ts', './src/otel.ts'].includes(path)),
+    ],
+    message: 'src/otel reaches the client through ./index.ts and the server half through ./server.ts only.',
+  },
+  {
+    target: [...clientCore, './src/server', ...entryPoints.filter((path) => path !== './src/otel.ts')],
+    from: ['./src/otel', './src/otel.ts'],
+    message: 'Nothing but the ./otel entry point imports src/otel.',
   },
 ]
 
@@ -153,7 +172,10 @@ export default defineConfig(
     settings: {'import-x/resolver-next': [createNodeResolver({extensions: ['.ts', '.js']})]},
     rules: {
       'import-x/no-cycle': 'error',
-      'import-x/no-restricted-paths': ['error', {zones: [...layers, ...serverZones], basePath: import.meta.dirname}],
+      'import-x/no-restricted-paths': [
+        'error',
+        {zones: [...layers, ...serverZones, ...otelZones], basePath: import.meta.dirname},
+      ],
     },
   },
   {
@@ -171,7 +193,7 @@ export default defineConfig(
     ],
     rules: {
       // The core runs in browsers: Node built-ins belong in ./node only.
-      'no-restricted-imports': ['error', {patterns: [nodeBuiltins, msw]}],
+      'no-restricted-imports': ['error', {patterns: [nodeBuiltins, msw, otel]}],
       // file-store.ts references the Node types, which makes these globals type-check anywhere in src.
       'no-restricted-globals': [
         'error',
@@ -188,6 +210,11 @@ export default defineConfig(
         ].map((name) => ({name, message: 'No Node globals in the core.'})),
       ],
     },
+  },
+  {
+    // ./otel runs in browsers too; OpenTelemetry's API is its own.
+    files: ['src/otel.ts', 'src/otel/**/*.ts'],
+    rules: {'no-restricted-imports': ['error', {patterns: [nodeBuiltins, msw]}]},
   },
   {
     // The soak judges the transport: it reaches it through the public entry points only.

@@ -8,8 +8,11 @@ import {getEventListeners, setMaxListeners} from 'node:events'
 import {mkdtemp, rm} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {MeterProvider, MetricReader} from '@opentelemetry/sdk-metrics'
+import {SimpleSpanProcessor, TracerProvider} from '@opentelemetry/sdk-trace'
 import {ResumableHTTPClientTransport} from '../dist/index.js'
 import {FileStore} from '../dist/node.js'
+import {InstrumentedHTTPClientTransport} from '../dist/otel.js'
 
 const protocolVersion = '2025-11-25'
 
@@ -74,6 +77,31 @@ async function transportDriver(name, transport) {
 
 export function createOurs(url, options) {
   return transportDriver('ours', new ResumableHTTPClientTransport(new URL(url), options))
+}
+
+/** A reader that exports nothing: the SDK aggregates every measurement, as it does between two exports. */
+class IdleReader extends MetricReader {
+  onForceFlush() {
+    return Promise.resolve()
+  }
+  onShutdown() {
+    return Promise.resolve()
+  }
+}
+
+/**
+ * Ours through `mcp-resumable-http/otel`, on the real SDK: every span processed (by an exporter that drops it), every
+ * metric aggregated. No context manager is registered: an app's (AsyncLocalStorage under the Node SDK) would slow
+ * every client in this process, not this one alone.
+ */
+export function createOursOtel(url) {
+  const exporter = {export: (spans, done) => done({code: 0}), shutdown: () => Promise.resolve()}
+  const tracerProvider = new TracerProvider({spanProcessors: [new SimpleSpanProcessor({exporter})]})
+  const meterProvider = new MeterProvider({readers: [new IdleReader()]})
+  return transportDriver(
+    'ours+otel',
+    new InstrumentedHTTPClientTransport(new URL(url), {telemetry: {tracerProvider, meterProvider}}),
+  )
 }
 
 /** Ours persisting every cursor to a FileStore (strict durability: stored before delivery). */

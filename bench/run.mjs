@@ -8,7 +8,7 @@
 //   --heap-events=N     events of the heap test stream           (default 1000000)
 //   --reconnects=N      reconnects of the standalone stream      (default 100000)
 //   --only=LIST         sections: stream,echo,heap,memory,reconnects,roundtrip,sweep,fleet (default all), and profile
-//   --clients=LIST      clients of stream and echo: ours,ours+file,sdk,raw,wire (default all)
+//   --clients=LIST      clients of stream and echo: ours,ours+file,ours+otel,sdk,raw,wire (default all)
 //   --quick             fewer events, requests and rounds everywhere: about a minute
 //   --profile           also profile ours with 1,000 open streams (the measured calls): top self-time functions
 //   --sweep-repeat=N    run the sweep's largest size N times per client, its figures from the median (default 1)
@@ -68,12 +68,19 @@ async function main() {
     roundTrip: {calls: quick ? 100 : 200, rounds: quick ? 3 : 5},
     sweep: quick ? sweepPlans.quick : sweepPlans.full,
     sweepRepeat: Number(args['sweep-repeat'] ?? 1),
-    clients: (args['clients'] ?? 'ours,ours+file,sdk,raw,wire').split(','),
+    clients: (args['clients'] ?? 'ours,ours+file,ours+otel,sdk,raw,wire').split(','),
     sections: [...sections],
   }
   // Loaded here, after the re-spawn decision, so that a missing build fails in the process that reports it.
-  const {createOurs, createOursFile, createSdk, createRaw, createWire} = await import('./clients.mjs')
-  const factories = {ours: createOurs, 'ours+file': createOursFile, sdk: createSdk, raw: createRaw, wire: createWire}
+  const {createOurs, createOursFile, createOursOtel, createSdk, createRaw, createWire} = await import('./clients.mjs')
+  const factories = {
+    ours: createOurs,
+    'ours+file': createOursFile,
+    'ours+otel': createOursOtel,
+    sdk: createSdk,
+    raw: createRaw,
+    wire: createWire,
+  }
   for (const name of config.clients) {
     if (!(name in factories)) throw new Error(`unknown client ${name}: use ${Object.keys(factories).join(', ')}`)
   }
@@ -191,6 +198,10 @@ async function streamSection(clients, config, missed) {
     return {rate, cpuUsPerEvent}
   })
   const cpuPerEvent = mapValues(perClient, (rounds) => round(median(rounds.map((r) => r.cpuUsPerEvent)), 3))
+  // What telemetry costs each event when it is used: the client's CPU per event, instrumented over plain.
+  const cpuRatios = {}
+  if (cpuPerEvent.ours && cpuPerEvent['ours+otel'])
+    cpuRatios['ours+otel/ours'] = round(cpuPerEvent['ours+otel'] / cpuPerEvent.ours, 3)
   for (const name of Object.keys(perClient)) perClient[name] = perClient[name].map((r) => r.rate)
   const medians = Object.fromEntries(Object.entries(perClient).map(([name, rates]) => [name, median(rates)]))
   const ratios = {}
@@ -201,6 +212,7 @@ async function streamSection(clients, config, missed) {
     ['sdk', 'raw'],
     ['ours', 'sdk'],
     ['ours+file', 'ours'],
+    ['ours+otel', 'ours'],
   ]) {
     if (!perClient[a] || !perClient[b]) continue
     ratios[`${a}/${b}`] = medians[a] / medians[b]
@@ -220,6 +232,7 @@ async function streamSection(clients, config, missed) {
     rounds: mapValues(perClient, (rates) => rates.map((r) => Math.round(r))),
     median: mapValues(medians, Math.round),
     clientCpuUsPerEvent: cpuPerEvent,
+    clientCpuRatios: cpuRatios,
     ratios: mapValues(ratios, (r) => round(r, 3)),
     pairedRatios: mapValues(paired, (r) => round(r, 3)),
     target,
@@ -267,6 +280,11 @@ async function echoSection(clients, config, missed) {
       median: round(median(perRound), 3),
       max: round(Math.max(...perRound), 3),
     }
+  }
+  if (summary.ours && summary['ours+otel']) {
+    // What telemetry costs a call when it is used: the whole round trip, and the client's CPU.
+    ratios['ours+otel/ours median'] = round(summary['ours+otel'].medianMs / summary.ours.medianMs, 3)
+    ratios['ours+otel/ours cpu'] = round(summary['ours+otel'].cpuMs / summary.ours.cpuMs, 3)
   }
   if (summary.ours && summary.raw) ratios['ours/raw median'] = round(summary.ours.medianMs / summary.raw.medianMs, 3)
   if (summary.sdk && summary.raw) ratios['sdk/raw median'] = round(summary.sdk.medianMs / summary.raw.medianMs, 3)
@@ -366,6 +384,8 @@ function printSummary(results, missed) {
         `  ${name.padEnd(14)} ${ratio.toFixed(3)}   (paired ${stream.pairedRatios[name]?.toFixed(3) ?? '-'})${met}`,
       )
     }
+    for (const [name, ratio] of Object.entries(stream.clientCpuRatios ?? {}))
+      console.log(`  ${name.padEnd(14)} ${ratio.toFixed(3)}   (client CPU per event)`)
   }
   if (echo) {
     console.log(`request round trip (${echo.requests} sequential requests/round, median of ${results.config.rounds})`)

@@ -10,10 +10,15 @@ import {createInterface} from 'node:readline'
 import {fileURLToPath} from 'node:url'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
-import {ResumableHTTPClientTransport, type ResumptionStore} from '../src/index.ts'
+import {
+  ResumableHTTPClientTransport,
+  type ResumableHTTPClientTransportOptions,
+  type ResumptionStore,
+} from '../src/index.ts'
 import {FileStore} from '../src/node.ts'
 import type {AgentLine} from './agent.ts'
 import {dim, say, type Narrator} from './output.ts'
+import {instrumented} from './telemetry.ts'
 
 export interface DemoClient {
   transport: ResumableHTTPClientTransport
@@ -34,10 +39,18 @@ export interface ConnectOptions {
   fetch?: typeof fetch
 }
 
+let makeTransport = (url: URL, options: ResumableHTTPClientTransportOptions): ResumableHTTPClientTransport =>
+  new ResumableHTTPClientTransport(url, options)
+
+/** `--otel`: every client from now on is on `mcp-resumable-http/otel`. */
+export function instrumentClients(): void {
+  makeTransport = instrumented
+}
+
 /** The SDK Client, unchanged, on our transport; its events narrated, its counters tracked. */
 export async function connect(url: string, narrator: Narrator, options: ConnectOptions = {}): Promise<DemoClient> {
   const {label = '', answer = true} = options
-  const transport = new ResumableHTTPClientTransport(new URL(url), {
+  const transport = makeTransport(new URL(url), {
     sessionId: options.sessionId,
     store: options.store,
     fetch: options.fetch,

@@ -4,7 +4,7 @@
  * when every scene ends as expected.
  *
  * `npm run demo -- --server URL [--tool NAME] [--args JSON]`: the scenes that need no server fault, against
- * any MCP server.
+ * any MCP server. `--otel`: the clients on `mcp-resumable-http/otel`, and the counters they exported at the end.
  */
 import {parseArgs} from 'node:util'
 import {Client} from '@modelcontextprotocol/sdk/client/index.js'
@@ -13,6 +13,8 @@ import {createReferenceServer, listen} from '../src/testing/node.ts'
 import {bold, dim, green, legend, Narrator, red, table, ToolRuns, yellow, type SceneStats} from './output.ts'
 import {remoteScenes, Skip, type Tool} from './remote.ts'
 import {referenceScenes} from './scenes.ts'
+import {instrumentClients} from './client.ts'
+import {printTelemetry} from './telemetry.ts'
 
 interface Outcome {
   name: string
@@ -23,9 +25,10 @@ interface Outcome {
 
 const sceneTimeoutMs = 30_000
 
-const usage = `usage: npm run demo [-- --server URL [--tool NAME] [--args JSON]]
+const usage = `usage: npm run demo [-- [--otel] [--server URL [--tool NAME] [--args JSON]]]
 
   (no options)   every scene, against the reference server started on 127.0.0.1
+  --otel         the clients on mcp-resumable-http/otel; at the end, the counters they exported
   --server URL   the scenes that need no server fault, against the MCP server at URL
   --tool NAME    the tool to call there (one that streams progress); default: "slow" when the server lists it
   --args JSON    its arguments; default for "slow": {"steps":6,"delayMs":300}`
@@ -167,6 +170,7 @@ async function main(): Promise<number> {
       server: {type: 'string'},
       tool: {type: 'string'},
       args: {type: 'string'},
+      otel: {type: 'boolean'},
       help: {type: 'boolean', short: 'h'},
     },
   })
@@ -175,9 +179,11 @@ async function main(): Promise<number> {
     return 0
   }
   const started = Date.now()
+  if (values.otel === true) instrumentClients()
   const outcomes =
     values.server === undefined ? await runReference() : await runRemote(values.server, values.tool, values.args)
   summary(outcomes)
+  if (values.otel === true) await printTelemetry()
   console.log(dim(`${((Date.now() - started) / 1000).toFixed(1)} s`))
   return outcomes.some((outcome) => outcome.status === 'FAIL') ? 1 : 0
 }

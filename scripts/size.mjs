@@ -6,7 +6,8 @@
 //
 // The app: `new ResumableHTTPClientTransport(url, {store: new IdbStore()})`, default options otherwise, from the
 // sources (what `dist/` holds, before tsc strips the types). Fails when the eager bundle exceeds its budget, or
-// when a module that default options never use is in it (README, Benchmark).
+// when a module that default options never use is in it (README, Benchmark), or when any chunk of it holds
+// OpenTelemetry code (./otel and @opentelemetry/api belong to apps that import ./otel).
 //
 //   node scripts/size.mjs [--modules]      --modules: minified bytes of the eager bundle per source module
 import {gzipSync} from 'node:zlib'
@@ -30,6 +31,13 @@ export const apps = {
     await transport.start()
     globalThis.transport = transport
   `,
+  otel: `
+    import {InstrumentedHTTPClientTransport} from './src/otel.ts'
+    import {IdbStore} from './src/idb.ts'
+    const transport = new InstrumentedHTTPClientTransport(new URL('https://example.com/mcp'), {store: new IdbStore()})
+    await transport.start()
+    globalThis.transport = transport
+  `,
   sdk: `
     import {StreamableHTTPClientTransport} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
     const transport = new StreamableHTTPClientTransport(new URL('https://example.com/mcp'))
@@ -50,6 +58,9 @@ export const lazyModules = [
   'src/wire/sha256.ts',
   'node_modules/@noble/hashes/',
 ]
+
+/** What `mcp-resumable-http/otel` brings, none of which may be in any chunk of an app that does not import it. */
+export const otelModules = ['src/otel.ts', 'src/otel/', 'node_modules/@opentelemetry/']
 
 /** Bundles `app` and measures it: gzip of the eager chunks and of all, and the eager bytes of each source module. */
 export async function measure(app) {
@@ -85,13 +96,20 @@ export async function measure(app) {
       modules.set(input, (modules.get(input) ?? 0) + bytesInOutput)
   }
   const chunks = Object.keys(outputs).filter((path) => path.endsWith('.js'))
+  const allModules = new Set(chunks.flatMap((path) => Object.keys(outputs[path].inputs)))
   return {
+    allModules,
     eagerGzip: gzip([...eager]),
     totalGzip: gzip(chunks),
     eagerMinified: [...eager].reduce((sum, path) => sum + texts.get(path).length, 0),
     chunks: chunks.length,
     modules: new Map([...modules].sort((a, b) => b[1] - a[1])),
   }
+}
+
+/** The modules of `otelModules` among `modules`. */
+export function otelModulesIn(modules) {
+  return [...modules].filter((input) => otelModules.some((otel) => input.startsWith(otel)))
 }
 
 /** The modules of `lazyModules` found in an eager bundle's `modules`. */
@@ -101,9 +119,12 @@ export function eagerLazyModules(modules) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`
-  const [ours, sdk] = [await measure(apps.ours), await measure(apps.sdk)]
+  const [ours, otel, sdk] = [await measure(apps.ours), await measure(apps.otel), await measure(apps.sdk)]
   console.log(
     `ResumableHTTPClientTransport + IdbStore, default options: ${kB(ours.eagerGzip)} eager, ${kB(ours.totalGzip)} in all ${ours.chunks} chunks (gzip -9; budget ${kB(eagerBudget)} eager)`,
+  )
+  console.log(
+    `InstrumentedHTTPClientTransport (./otel) + IdbStore:      ${kB(otel.eagerGzip)} eager, ${kB(otel.totalGzip)} in all ${otel.chunks} chunks (@opentelemetry/api included)`,
   )
   console.log(
     `SDK StreamableHTTPClientTransport:                       ${kB(sdk.eagerGzip)} eager, ${kB(sdk.totalGzip)} in all ${sdk.chunks} chunks`,
@@ -115,6 +136,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const misplaced = eagerLazyModules(ours.modules)
   if (misplaced.length > 0) {
     console.error(`FAIL: the eager bundle holds what default options never use: ${misplaced.join(', ')}`)
+    process.exitCode = 1
+  }
+  const otelInDefault = otelModulesIn(ours.allModules)
+  if (otelInDefault.length > 0) {
+    console.error(`FAIL: the default bundle holds OpenTelemetry code: ${otelInDefault.join(', ')}`)
     process.exitCode = 1
   }
   if (ours.eagerGzip > eagerBudget) {

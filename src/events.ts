@@ -11,6 +11,12 @@ export interface CallRecord {
   name?: string | undefined
   /** The request ID the Client used (the wire carries another). */
   clientId: string | number
+  /**
+   * The W3C trace context the request carried in `params._meta` (`traceparent`, `tracestate`), when it carried one:
+   * kept with its stream, so that a later process's telemetry goes on with the call's trace when it resumes it.
+   */
+  traceparent?: string | undefined
+  tracestate?: string | undefined
 }
 
 /**
@@ -92,7 +98,10 @@ export type TransportEvent =
   | {type: 'session-terminated'; sessionId: string; status: number | undefined}
   /** A stream opened without being a reconnect: the standalone GET after `notifications/initialized`. */
   | {type: 'stream-opened'; stream: StreamKind; requestId: JsonRpcId | undefined; headers: ResumptionHeaders}
-  /** A broken stream is being reopened: `branch` says which resumption, `headers` what was sent. */
+  /**
+   * A broken stream is being reopened: `branch` says which resumption, `headers` what was sent; `call` is the request
+   * a response stream answers, as the app sent it (undefined for the standalone stream).
+   */
   | {
       type: 'reconnect'
       stream: StreamKind
@@ -100,6 +109,7 @@ export type TransportEvent =
       branch: ReconnectBranch
       attempt: number
       headers: ResumptionHeaders
+      call: CallRecord | undefined
     }
   | {type: 'reconnect-failed'; stream: StreamKind; requestId: JsonRpcId | undefined; attempt: number; error: Error}
   /** The standalone stream ran out of fast attempts: it goes on every `maxDelayMs`, and when a request succeeds. */

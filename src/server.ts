@@ -31,4 +31,5 @@ export {
   type PendingRequestsMetrics,
   type PendingRequestsOptions,
   type SdkServerTransport,
+  type SessionResumption,
 } from './server/pending-requests.ts'

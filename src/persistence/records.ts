@@ -292,12 +292,16 @@ function isCall(value: unknown): value is CallRecord {
     isObject(value) &&
     typeof value['method'] === 'string' &&
     optional(value['name'], 'string') &&
-    (typeof value['clientId'] === 'string' || typeof value['clientId'] === 'number')
+    (typeof value['clientId'] === 'string' || typeof value['clientId'] === 'number') &&
+    optional(value['traceparent'], 'string') &&
+    optional(value['tracestate'], 'string')
   )
 }
 
 function stripUndefined(call: CallRecord): {[key: string]: JsonValue} {
   const value: {[key: string]: JsonValue} = {method: call.method, clientId: call.clientId}
   if (call.name !== undefined) value['name'] = call.name
+  if (call.traceparent !== undefined) value['traceparent'] = call.traceparent
+  if (call.tracestate !== undefined) value['tracestate'] = call.tracestate
   return value
 }

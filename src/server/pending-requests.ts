@@ -33,6 +33,21 @@ export interface PendingRequestsOptions {
    * @defaultValue 1048576 (1 MiB)
    */
   maxPendingBytes?: number | undefined
+  /**
+   * Called after each session resumption, once every server request still unanswered has gone out again on the new
+   * stream (or its cancellation has), with how many of each: in the async context of that `GET`, so that a tracer's
+   * active span is the `GET`'s (`mcp-resumable-http/otel` adds its span event there). One that throws is ignored.
+   * @defaultValue none
+   */
+  onSessionResumption?: ((resumption: SessionResumption) => void) | undefined
+}
+
+/** One session resumption, as {@link PendingRequestsOptions.onSessionResumption} hears of it. */
+export interface SessionResumption {
+  /** Server requests sent again on the new stream. */
+  reemittedRequests: number
+  /** Server requests cancelled on it (`pendingOnAttach: 'cancel'`). */
+  cancelledRequests: number
 }
 
 /** What the wrapper did since it was made: for logs or metrics. Re-emissions are counted apart from replays. */
@@ -143,7 +158,7 @@ export function reemitPendingRequests(
     )
   }
   if (wrapped.has(target)) throw new TypeError('reemitPendingRequests: this transport is wrapped already')
-  checkKeys(options, ['pendingOnAttach', 'maxPending', 'maxPendingBytes'], where)
+  checkKeys(options, ['pendingOnAttach', 'maxPending', 'maxPendingBytes', 'onSessionResumption'], where)
   const pendingOnAttach = oneOf<PendingOnAttach>(
     options.pendingOnAttach,
     ['re-emit', 'cancel'],
@@ -153,6 +168,9 @@ export function reemitPendingRequests(
   )
   const maxPending = positiveInteger(options.maxPending, 100, where, 'maxPending')
   const maxPendingBytes = positiveInteger(options.maxPendingBytes, 1_048_576, where, 'maxPendingBytes')
+  const {onSessionResumption} = options
+  if (onSessionResumption !== undefined && typeof onSessionResumption !== 'function')
+    throw new TypeError(`${where}: options.onSessionResumption must be a function`)
   wrapped.add(target)
 
   const pending = new Map<JsonRpcId, {message: JsonRpcMessage; weight: number}>()
@@ -210,25 +228,36 @@ export function reemitPendingRequests(
   /** The new stream is the standalone one now: everything still unanswered goes on it, in the order sent. */
   const attached = async (): Promise<void> => {
     metrics.sessionResumptions++
-    for (const [id, {message}] of [...pending]) {
-      if (pendingOnAttach === 're-emit') {
-        await send(message)
-        metrics.reemittedRequests++
-        continue
+    const resumption: SessionResumption = {reemittedRequests: 0, cancelledRequests: 0}
+    try {
+      for (const [id, {message}] of [...pending]) {
+        if (pendingOnAttach === 're-emit') {
+          await send(message)
+          metrics.reemittedRequests++
+          resumption.reemittedRequests++
+          continue
+        }
+        forget(id)
+        metrics.cancelledRequests++
+        resumption.cancelledRequests++
+        await send({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: {requestId: id, reason: cancelReason},
+        } as JsonRpcMessage)
+        // The server's own Protocol learns it through the transport, as an answer: the tool's request rejects.
+        target.onmessage?.({
+          jsonrpc: '2.0',
+          id,
+          error: {code: requestCancelled, message: `Request cancelled: ${cancelReason}`},
+        } as JsonRpcMessage)
       }
-      forget(id)
-      metrics.cancelledRequests++
-      await send({
-        jsonrpc: '2.0',
-        method: 'notifications/cancelled',
-        params: {requestId: id, reason: cancelReason},
-      } as JsonRpcMessage)
-      // The server's own Protocol learns it through the transport, as an answer: the tool's request rejects.
-      target.onmessage?.({
-        jsonrpc: '2.0',
-        id,
-        error: {code: requestCancelled, message: `Request cancelled: ${cancelReason}`},
-      } as JsonRpcMessage)
+    } finally {
+      try {
+        onSessionResumption?.(resumption)
+      } catch {
+        // The app's observer; its failure is not the session's.
+      }
     }
   }
   const attach = (): void => {

@@ -359,7 +359,12 @@ function bodyOf(response: Response, contentType: string | null): 'event-stream' 
 
 /** Request `message` as the app sent it: what a later process needs to say whose answer it is. */
 function callOf(message: JSONRPCMessage, method: string, clientId: JsonRpcId): CallRecord {
-  const params = (message as {params?: {name?: unknown; uri?: unknown}}).params
+  const params = (message as {params?: {name?: unknown; uri?: unknown; _meta?: Record<string, unknown>}}).params
   const name = typeof params?.name === 'string' ? params.name : typeof params?.uri === 'string' ? params.uri : undefined
-  return {method, name, clientId}
+  const call: CallRecord = {method, name, clientId}
+  // [SEP-414] the W3C trace context of `_meta`, kept with the stream for a later process's telemetry.
+  const {traceparent, tracestate} = params?._meta ?? {}
+  if (typeof traceparent === 'string') call.traceparent = traceparent
+  if (typeof tracestate === 'string') call.tracestate = tracestate
+  return call
 }

@@ -218,7 +218,7 @@ export class StreamLifecycle {
     } else {
       if (branch === 'stream-resumption') host.metrics.streamResumptions++
       if (branch === 'session-resumption') host.metrics.sessionResumptions++
-      host.emit({type: 'reconnect', stream: kind, requestId, branch, attempt, headers})
+      host.emit({type: 'reconnect', stream: kind, requestId, branch, attempt, headers, call: stream.call})
     }
     const connection = stream.connect(branch, lastEventId)
     return this.#opened(connection, sessionId, lastEventId).finally(() => connection.release())

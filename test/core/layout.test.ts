@@ -22,11 +22,25 @@ describe('the layout of src/', () => {
   it('keeps the server half (server.ts, server/) and the client core apart, type-only imports included', () => {
     const graph = importGraph('src')
     const isServer = (file: string): boolean => file === 'server.ts' || file.startsWith('server/')
-    const crossings = [...graph].flatMap(([file, targets]) =>
-      targets.filter((target) => isServer(file) !== isServer(target)).map((target) => `${file} -> ${target}`),
-    )
+    const isOtel = (file: string): boolean => file === 'otel.ts' || file.startsWith('otel/')
+    const crossings = [...graph]
+      .filter(([file]) => !isOtel(file))
+      .flatMap(([file, targets]) =>
+        targets.filter((target) => isServer(file) !== isServer(target)).map((target) => `${file} -> ${target}`),
+      )
     expect(graph.get('server.ts')).toContain('server/event-store.ts')
     expect(crossings).toEqual([])
+  })
+
+  it('lets ./otel reach the client through index.ts and the server half through server.ts only, and nothing import it', () => {
+    const graph = importGraph('src')
+    const isOtel = (file: string): boolean => file === 'otel.ts' || file.startsWith('otel/')
+    const reached = new Set(
+      [...graph].filter(([file]) => isOtel(file)).flatMap(([, targets]) => targets.filter((target) => !isOtel(target))),
+    )
+    expect([...reached].sort()).toEqual(['index.ts', 'server.ts'])
+    const importers = [...graph].filter(([file, targets]) => !isOtel(file) && targets.some(isOtel))
+    expect(importers).toEqual([])
   })
 
   it('keeps the decision a leaf that imports nothing', () => {
@@ -49,6 +63,7 @@ describe('the layout of src/', () => {
       'journal.ts',
       'node.ts',
       'options.ts',
+      'otel.ts',
       'redis.ts',
       'server.ts',
       'transport.ts',
@@ -62,6 +77,7 @@ describe('the layout of src/', () => {
       'calls',
       'delivery',
       'modern',
+      'otel',
       'persistence',
       'policy',
       'server',

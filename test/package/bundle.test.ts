@@ -9,15 +9,17 @@ interface Measured {
   eagerGzip: number
   totalGzip: number
   modules: Map<string, number>
+  allModules: Set<string>
 }
 interface SizeScript {
-  apps: Record<'ours' | 'sdk', string>
+  apps: Record<'ours' | 'otel' | 'sdk', string>
   eagerBudget: number
   measure: (app: string) => Promise<Measured>
   eagerLazyModules: (modules: Map<string, number>) => string[]
+  otelModulesIn: (modules: Iterable<string>) => string[]
 }
 const script = '../../scripts/size.mjs'
-const {apps, eagerBudget, measure, eagerLazyModules} = (await import(script)) as SizeScript
+const {apps, eagerBudget, measure, eagerLazyModules, otelModulesIn} = (await import(script)) as SizeScript
 
 describe('the browser bundle of the transport and IdbStore', () => {
   it('loads, with default options, neither the call journal (its task polling, its records) nor SHA-256 before the app runs, and stays within its budget', async () => {
@@ -34,6 +36,15 @@ describe('the browser bundle of the transport and IdbStore', () => {
     expect(eagerGzip).toBeLessThanOrEqual(eagerBudget)
     // The lazy chunks exist all the same: the journal, SHA-256 and the SDK's OAuth client.
     expect(totalGzip).toBeGreaterThan(eagerGzip)
+  }, 30_000)
+
+  it('holds no OpenTelemetry code in any chunk, eager or lazy, unless the app imports mcp-resumable-http/otel', async () => {
+    expect(otelModulesIn((await measure(apps.ours)).allModules)).toEqual([])
+    // The check sees it where it is: an instrumented client has it, without the server half's telemetry.
+    const instrumented = otelModulesIn((await measure(apps.otel)).modules.keys())
+    expect(instrumented).toContain('src/otel/client-telemetry.ts')
+    expect(instrumented).not.toContain('src/otel/server.ts')
+    expect(instrumented.some((input) => input.startsWith('node_modules/@opentelemetry/api/'))).toBe(true)
   }, 30_000)
 
   it('holds the journal and SHA-256 before the app runs when the app gives the journal itself, as a service worker does', async () => {

@@ -6,7 +6,12 @@
 import {CreateMessageRequestSchema} from '@modelcontextprotocol/sdk/types.js'
 import {WebStandardStreamableHTTPServerTransport} from '@modelcontextprotocol/server'
 import {describe, expect, it} from 'vitest'
-import {reemitPendingRequests, ResumableEventStore, type PendingRequestsOptions} from '../../src/server.ts'
+import {
+  reemitPendingRequests,
+  ResumableEventStore,
+  type PendingRequestsOptions,
+  type SessionResumption,
+} from '../../src/server.ts'
 import {callTool, until, type Kind} from '../fixtures/interop.ts'
 import {
   flavours,
@@ -75,8 +80,9 @@ const attachesAgain = async ({server}: Stack): Promise<void> => {
 }
 
 describe.each(flavours)('on %s', (flavour) => {
-  it('sends a request still unanswered again on a stream attached without Last-Event-ID, and counts it apart from replays', async () => {
-    const stack = await start(flavour, 'ours', {})
+  it('sends a request still unanswered again on a stream attached without Last-Event-ID, counts it apart from replays, and says so after each attach', async () => {
+    const heard: SessionResumption[] = []
+    const stack = await start(flavour, 'ours', {onSessionResumption: (resumption) => heard.push(resumption)})
     const call = callTool(stack.peer, 'sample')
     await until(() => stack.held.length === 1)
     expect(sessionOf(stack).pending!.metrics).toMatchObject({pendingRequests: 1, reemittedRequests: 0})
@@ -95,10 +101,22 @@ describe.each(flavours)('on %s', (flavour) => {
       forgottenRequests: 0,
     })
     expect(sessionOf(stack).store!.metrics).toMatchObject({streamResumptions: 0, replayedEvents: 0})
+    // The first standalone stream is an attach too, with nothing to send again.
+    expect(heard).toEqual([
+      {reemittedRequests: 0, cancelledRequests: 0},
+      {reemittedRequests: 1, cancelledRequests: 0},
+    ])
   })
 
   it('cancels instead when asked: the client is told, the tool gets an error as its answer', async () => {
-    const stack = await start(flavour, 'ours', {pendingOnAttach: 'cancel'})
+    const heard: SessionResumption[] = []
+    const stack = await start(flavour, 'ours', {
+      pendingOnAttach: 'cancel',
+      onSessionResumption: (resumption) => {
+        heard.push(resumption)
+        throw new Error('an observer that throws changes nothing')
+      },
+    })
     const call = callTool(stack.peer, 'sample')
     await until(() => stack.held.length === 1)
     await attachesAgain(stack)
@@ -111,6 +129,7 @@ describe.each(flavours)('on %s', (flavour) => {
       reemittedRequests: 0,
       cancelledRequests: 1,
     })
+    expect(heard.at(-1)).toEqual({reemittedRequests: 0, cancelledRequests: 1})
   })
 })
 
@@ -212,5 +231,8 @@ describe('what the wrapper remembers', () => {
         )
     }
     expect(() => reemitPendingRequests(fresh(), {maxpending: 1} as never)).toThrow(/unknown option maxpending/)
+    expect(() => reemitPendingRequests(fresh(), {onSessionResumption: 'log' as never})).toThrow(
+      /options\.onSessionResumption must be a function/,
+    )
   })
 })

@@ -69,6 +69,33 @@ describe('restart mid-call', () => {
     await after.client.close()
   })
 
+  it("keeps the trace context of a call's params._meta with its stream: the next process's reconnect and answer name it", async () => {
+    useMock()
+    const store = new MemoryStore()
+    const before = await connect({store})
+    const trace = {traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, tracestate: 'vendor=1'}
+    let progress = 0
+    const call = before.client
+      .callTool({name: 'slow', arguments: {steps: 6, delayMs: 25}, _meta: trace}, undefined, {
+        onprogress: () => {
+          progress++
+        },
+      })
+      .catch(() => 'process died')
+    await until(() => progress === 2)
+    await before.transport.close()
+    await call
+
+    const after = await connect({store})
+    await until(() => after.transport.metrics.unmatchedResponses === 1)
+    const record = {method: 'tools/call', name: 'slow', clientId: 1, ...trace}
+    const reconnects = eventsOf(after.events, 'reconnect')
+    expect(reconnects.find((event) => event.stream === 'request')?.call).toEqual(record)
+    expect(reconnects.find((event) => event.stream === 'standalone')?.call).toBeUndefined()
+    expect(eventsOf(after.events, 'unmatched-response').map((event) => event.call)).toEqual([record])
+    await after.client.close()
+  })
+
   it('re-attaches with the stored protocol version and initialize result', async () => {
     const mock = useMock()
     const store = new MemoryStore()

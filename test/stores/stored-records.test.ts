@@ -132,6 +132,25 @@ describe('a stored stream record, field by field', () => {
       {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'ping', clientId: 1}},
       undefined,
     ],
+    [
+      'a call with a trace context',
+      {
+        sessionId: 'session-1',
+        lastEventId: 'e1',
+        call: {
+          method: 'ping',
+          clientId: 1,
+          traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`,
+          tracestate: 'a=1',
+        },
+      },
+      undefined,
+    ],
+    [
+      'a call with a numeric traceparent',
+      {sessionId: 'session-1', lastEventId: 'e1', call: {method: 'ping', clientId: 1, traceparent: 1}},
+      notCall,
+    ],
   ])('%s: %s', async (_what, record, reason) => {
     const mock = useMock()
     const store = await storedSession()
