@@ -12,6 +12,7 @@ import {
   describeThirdParty,
   everythingTools,
   fixtureTools,
+  resultWith,
   toolsCall,
   verdicts,
 } from '../fixtures/third-party-rows.ts'
@@ -58,9 +59,10 @@ describeThirdParty('mcp-agent', {
     sdk: verdicts.timedOut('McpAgent dropped the result'),
   },
   restored: {
+    // Resume, then answer (docs/design.md#session): answered first, the result was dropped (outcome-unknown).
     ours: {
-      says: 'the restored request answered before its stream resumed, so the result was dropped: outcome-unknown',
-      expected: {journal: 'outcome-unknown', answered: 1},
+      says: "the call's stream resumed, then the restored request answered once: the result",
+      expected: {journal: 'completed', ...resultWith('elicited: accept {"name":"Grace"}'), answered: 1},
     },
     sdk: verdicts.timedOut('nothing asks again'),
   },
