@@ -78,7 +78,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
         this.#journal.answered(wireId)
       },
       resend: (answer) => this.#track(this.#resend(answer)),
-      store: (key, message) => this.#session.keep(key, message),
+      store: (key, message, stream) => this.#session.keep(key, message, stream),
+      resumed: (stream) => this.#streams.get(stream)?.resumed,
       track: (task) => this.#track(task),
       onEvent: (event) => this.#emit(event),
       metrics: this.#metrics,
@@ -179,7 +180,6 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     await this.#journal.load(sessionId, new Set([...stored.keys()].map(wireIdOfKey)), lifetime.signal)
     if (sessionId === undefined) return
     const {unanswered, unsent} = this.#inbox.serverRequests.restore(await this.#records.loadServerRequests(sessionId))
-    for (const answer of unsent) this.#track(this.#resend(answer))
     // Session resumption (the Client skips `initialize`): the standalone stream re-attaches, from its cursor if kept...
     const standalone = stored.get('standalone')
     this.#standalone.open('reattach', standalone === undefined ? undefined : {record: standalone, sessionId})
@@ -197,7 +197,9 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       })
       this.#track(this.#lifecycle.open(stream, 'resume'))
     }
-    // Requests the previous process received but never answered: no stream brings them again.
+    // Answers the server may not have taken, and requests the previous process never answered (no stream brings
+    // them again): each answer's POST waits for its request's stream, resumed above (docs/design.md#session).
+    for (const answer of unsent) this.#track(this.#resend(answer))
     this.#track(this.#inbox.handOver(unanswered, lifetime.signal))
   }
 
@@ -299,7 +301,8 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       cursors: this.#streams,
       sessionId: () => this.#session.id,
       stateless: () => this.#session.stateless,
-      keepServerRequest: (message) => this.#journal.receiving(message) ?? this.#inbox.serverRequests.keep(message),
+      keepServerRequest: (message, stream) =>
+        this.#journal.receiving(message) ?? this.#inbox.serverRequests.keep(message, stream),
       inbox: this.#inbox,
       emit: (event) => this.#emit(event),
       report: (error) => this.report(error),

@@ -8,7 +8,7 @@ import {RequestIds} from './request-ids.ts'
 import {ServerRequests, type ServerRequestsHooks} from './server-requests.ts'
 
 /** What the inbox needs of the transport. */
-export interface InboxHooks extends Pick<ServerRequestsHooks, 'store' | 'track' | 'resend'> {
+export interface InboxHooks extends Pick<ServerRequestsHooks, 'store' | 'resumed' | 'track' | 'resend'> {
   /**
    * The Client's `onmessage`: the last step of every delivery (the app's own requests are taken before it);
    * `settled` is the failure a settlement carries.

@@ -2,15 +2,15 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 
 /**
  * What a restart must not lose, by the key of a server request's ID: each server request delivered and not yet
- * answered, replaced by the Client's answer once given, until the server took it. Bounded by count and by the
- * characters of their JSON: past either, the oldest go (`dropped` hears each, with the weight that dropped it when
- * the count did not).
+ * answered, replaced by the Client's answer once given, until the server took it; with the key of the stream that
+ * brought the request (none in a record of an earlier version). Bounded by count and by the characters of their
+ * JSON: past either, the oldest go (`dropped` hears each, with the weight that dropped it when the count did not).
  */
 export class KeptRequests {
   readonly #max: number
   readonly #maxChars: number
   readonly #dropped: (key: string, message: JSONRPCMessage, overweight: number | undefined) => void
-  readonly #kept = new Map<string, {message: JSONRPCMessage; chars: number}>()
+  readonly #kept = new Map<string, {message: JSONRPCMessage; chars: number; stream: string | undefined}>()
   #chars = 0
 
   constructor(
@@ -27,10 +27,15 @@ export class KeptRequests {
     return this.#kept.has(key)
   }
 
+  /** The key of the stream that brought the request kept under `key`. */
+  streamOf(key: string): string | undefined {
+    return this.#kept.get(key)?.stream
+  }
+
   /** Keeps `message` (`chars` long as JSON) under `key`, replacing what was kept there; the oldest go past the bounds. */
-  keep(key: string, message: JSONRPCMessage, chars: number): void {
+  keep(key: string, message: JSONRPCMessage, chars: number, stream: string | undefined): void {
     this.delete(key)
-    this.#kept.set(key, {message, chars})
+    this.#kept.set(key, {message, chars, stream})
     this.#chars += chars
     while (this.#kept.size > this.#max || (this.#chars > this.#maxChars && this.#kept.size > 1)) {
       const [oldest, {message: dropped}] = this.#kept.entries().next().value!

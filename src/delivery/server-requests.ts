@@ -12,8 +12,13 @@ const keptMemory = seenMemory
 
 /** What server requests need of the transport. */
 export interface ServerRequestsHooks {
-  /** Stores server request `key`'s message (the request, or the Client's answer); deletes it when undefined. */
-  store: (key: string, message: JSONRPCMessage | undefined) => Promise<void>
+  /**
+   * Stores server request `key`'s message (the request, or the Client's answer) with the key of the stream that
+   * brought the request; deletes it when `message` is undefined.
+   */
+  store: (key: string, message: JSONRPCMessage | undefined, stream?: string) => Promise<void>
+  /** Settles once stream `stream`, resumed from a previous process's record, has a connection again (see `Stream`). */
+  resumed: (stream: string) => Promise<void> | undefined
   track: (task: Promise<void>) => void
   /** Sends the cached answer to a server request that came again after it was answered. */
   resend: (answer: JSONRPCMessage) => void
@@ -80,10 +85,10 @@ export class ServerRequests {
   }
 
   /**
-   * Keeps server request `message` across restarts, if it is one not seen yet: returns the store write, worth
-   * awaiting before the request is delivered; undefined when there is nothing to store.
+   * Keeps server request `message`, brought by stream `stream`, across restarts, if it is one not seen yet: returns
+   * the store write, worth awaiting before the request is delivered; undefined when there is nothing to store.
    */
-  keep(message: JSONRPCMessage): Promise<void> | undefined {
+  keep(message: JSONRPCMessage, stream: string): Promise<void> | undefined {
     const id = requestIdOf(message)
     if (id === undefined || this.#seen.has(id)) return undefined
     const key = keyOfId(id)
@@ -94,16 +99,21 @@ export class ServerRequests {
       this.#exceeded('keptRequestBytes', chars, id)
       return undefined
     }
-    this.#kept.keep(key, message, chars)
-    return this.#hooks.store(key, message)
+    this.#kept.keep(key, message, chars, stream)
+    return this.#hooks.store(key, message, stream)
   }
 
   /**
    * Remembers the Client's answer to a server request, to re-send it if the request comes again and the answer is
    * not on its way already, and stores it for a restart. Returns the request's ID and the store write when
-   * `message` was such an answer; report the end of its POST with {@link answerSent}.
+   * `message` was such an answer; report the end of its POST with {@link answerSent}. Resume, then answer
+   * (docs/design.md#session): the POST waits for `resumed`, when the stream that brought the request was resumed
+   * from a previous process's cursor, until it has a connection again or has ended. The server may write the result
+   * the answer ends the tool with only to a live connection.
    */
-  recordAnswer(message: JSONRPCMessage): {id: JsonRpcId; stored: Promise<void>} | undefined {
+  recordAnswer(
+    message: JSONRPCMessage,
+  ): {id: JsonRpcId; stored: Promise<void>; resumed: Promise<void> | undefined} | undefined {
     const id = responseIdOf(message)
     if (id === undefined) return undefined
     if (!this.#seen.has(id)) {
@@ -113,8 +123,10 @@ export class ServerRequests {
     }
     this.#seen.set(id, {answer: message, sending: true})
     const key = keyOfId(id)
-    this.#kept.keep(key, message, JSON.stringify(message).length)
-    return {id, stored: this.#hooks.store(key, message)}
+    const stream = this.#kept.streamOf(key)
+    this.#kept.keep(key, message, JSON.stringify(message).length, stream)
+    const resumed = stream === undefined ? undefined : this.#hooks.resumed(stream)
+    return {id, stored: this.#hooks.store(key, message, stream), resumed}
   }
 
   /**
@@ -133,13 +145,16 @@ export class ServerRequests {
   /**
    * What a previous process kept: the requests it received but never answered (`unanswered`: the Client must handle
    * them now, since a stream resumed after them will not bring them again), and its answers the server may not have
-   * taken (`unsent`: to send again now, for the server asks again only on a stream attached without
-   * `Last-Event-ID`). A request answered is never handled twice.
+   * taken (`unsent`: to send again once the streams are resumed, for the server asks again only on a stream attached
+   * without `Last-Event-ID`). A request answered is never handled twice.
    */
-  restore(kept: Map<string, unknown>): {unanswered: JSONRPCMessage[]; unsent: JSONRPCMessage[]} {
+  restore(kept: Map<string, {message: unknown; stream: string | undefined}>): {
+    unanswered: JSONRPCMessage[]
+    unsent: JSONRPCMessage[]
+  } {
     const unanswered: JSONRPCMessage[] = []
     const unsent: JSONRPCMessage[] = []
-    for (const [key, value] of kept) {
+    for (const [key, {message: value, stream}] of kept) {
       const id: unknown = JSON.parse(key)
       const message = value as JSONRPCMessage
       // Stryker disable next-line ConditionalExpression: records.ts loads only keys that are JSON-RPC IDs
@@ -153,7 +168,7 @@ export class ServerRequests {
         this.#seen.set(id, {answer: undefined, sending: false})
         unanswered.push(message)
       } else continue
-      this.#kept.keep(key, message, JSON.stringify(message).length)
+      this.#kept.keep(key, message, JSON.stringify(message).length, stream)
     }
     return {unanswered, unsent}
   }

@@ -161,21 +161,33 @@ export class SessionRecords {
     })
   }
 
-  /** The stored server requests and answers of `sessionId`, by `JSON.stringify` of the request ID. */
-  async loadServerRequests(sessionId: string): Promise<Map<string, JsonValue>> {
-    const kept = new Map<string, JsonValue>()
+  /**
+   * The stored server requests and answers of `sessionId`, by `JSON.stringify` of the request ID, each with the key of
+   * the stream that brought the request (undefined in a record of an earlier version, or one not a string).
+   */
+  async loadServerRequests(sessionId: string): Promise<Map<string, {message: JsonValue; stream: string | undefined}>> {
+    const kept = new Map<string, {message: JsonValue; stream: string | undefined}>()
     for (const [id, value] of await this.#loadAll('request:', sessionId)) {
-      const message = value['message']
-      if (isObject(message) && isJsonRpcId(parsedId(id))) kept.set(id, message)
+      const {message, stream} = value
+      if (isObject(message) && isJsonRpcId(parsedId(id)))
+        kept.set(id, {message, stream: typeof stream === 'string' ? stream : undefined})
       else this.#discard(this.#key(`request:${id}`), 'not a JSON-RPC message under a JSON-RPC ID')
     }
     return kept
   }
 
-  /** Stores server request `id`'s message (the request, or the Client's answer to it); deletes it when undefined. */
-  saveServerRequest(sessionId: string, id: string, message: JsonValue | undefined): Promise<void> {
+  /**
+   * Stores server request `id`'s message (the request, or the Client's answer to it) and the key of the stream that
+   * brought the request; deletes it when `message` is undefined.
+   */
+  saveServerRequest(
+    sessionId: string,
+    id: string,
+    message: JsonValue | undefined,
+    stream: string | undefined,
+  ): Promise<void> {
     return this.#store.coalesced(this.#key(`request:${id}`), () =>
-      message === undefined ? undefined : {sessionId, message},
+      message === undefined ? undefined : stream === undefined ? {sessionId, message} : {sessionId, message, stream},
     )
   }
 

@@ -126,6 +126,8 @@ export async function send(
   // The answer to a server request is stored before it is sent: a restart must not run its handler again.
   const recorded = inbox.serverRequests.recordAnswer(message)
   if (recorded !== undefined) await recorded.stored
+  // Resume, then answer: the answer to a request a previous process kept waits for the stream that brought it.
+  if (recorded?.resumed !== undefined) await recorded.resumed
   const answers = recorded?.id
   const cancelledId = cancelledRequestIdOf(message)
   // Stryker disable next-line ConditionalExpression: cancelling no ID cancels nothing

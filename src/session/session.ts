@@ -188,10 +188,13 @@ export class Session {
     return wireId
   }
 
-  /** Stores server request `key`'s message (the request, or the Client's answer); deletes it when undefined. */
-  keep(key: string, message: JSONRPCMessage | undefined): Promise<void> {
+  /**
+   * Stores server request `key`'s message (the request, or the Client's answer) with the key of the stream that
+   * brought the request; deletes it when `message` is undefined.
+   */
+  keep(key: string, message: JSONRPCMessage | undefined, stream?: string): Promise<void> {
     if (this.#id === undefined) return Promise.resolve()
-    return this.#records.saveServerRequest(this.#id, key, message as JsonValue | undefined)
+    return this.#records.saveServerRequest(this.#id, key, message as JsonValue | undefined, stream)
   }
 
   /** [spec transports, session management] The server forgot the session: end it, and remember it did. */

@@ -265,6 +265,7 @@ export class StreamLifecycle {
     })
     const what = `GET ${stream.describe()}`
     if (answer === 'open') {
+      stream.opened()
       host.standalone.opened(stream)
       return this.#read(connection, response.body!)
     }

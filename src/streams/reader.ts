@@ -30,10 +30,11 @@ export interface ReaderHost {
   /** Where cursors are stored: now, a little later when nothing was delivered, or now what was put off. */
   readonly cursors: Pick<OpenStreams, 'saveCursor' | 'saveCursorSoon' | 'flushSoon'>
   /**
-   * Stores what a restart needs of `message` before it is delivered (a new server request; a journaled call's task
-   * handle or `input_required` round); undefined when there is nothing to store.
+   * Stores what a restart needs of `message`, brought by the stream of key `stream`, before it is delivered (a new
+   * server request; a journaled call's task handle or `input_required` round); undefined when there is nothing to
+   * store.
    */
-  keepServerRequest(message: JSONRPCMessage): Promise<void> | undefined
+  keepServerRequest(message: JSONRPCMessage, stream: string): Promise<void> | undefined
   /** Where messages are delivered to the Client, in order and once; a response marks its request's stream answered. */
   readonly inbox: Pick<Inbox, 'deliver'>
   emit(event: TransportEvent): void
@@ -162,7 +163,7 @@ function prepare(host: ReaderHost, connection: Connection, {events, retryMs}: Ss
   }
   // A server request is kept before it is delivered: a restart past its cursor must not lose it.
   for (const message of messages) {
-    const kept = host.keepServerRequest(message)
+    const kept = host.keepServerRequest(message, connection.stream.key)
     // Stryker disable next-line ConditionalExpression: Promise.all waits for undefined as for nothing
     if (kept !== undefined) writes.push(kept)
   }

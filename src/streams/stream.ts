@@ -67,6 +67,12 @@ export class Stream {
   /** Not before this `Date.now()`, as the last answer's `Retry-After` asked. */
   #retryAfterUntil: number | undefined
   #silentResumes = 0
+  /**
+   * A stream resumed from a previous process's record: settles once a connection of it has opened, or the stream
+   * ended. The answers to the server requests it brought wait for it (docs/design.md#session); undefined otherwise.
+   */
+  readonly resumed: Promise<void> | undefined
+  #opened: (() => void) | undefined
   /** The connection this stream reads now, if any: see {@link connect}. */
   #connection: Connection | undefined
   #lastEventId: string | undefined
@@ -87,6 +93,16 @@ export class Stream {
     this.#caps = caps
     this.#seen = new SeenEventIds(seenEventIds, caps.limits.dedupeBytes)
     this.#seen.onOverweight = () => this.exceeded('dedupeBytes', undefined)
+    if (stored !== undefined) {
+      this.resumed = new Promise((resolve) => (this.#opened = resolve))
+      this.controller.signal.addEventListener('abort', () => this.opened(), {once: true})
+    }
+  }
+
+  /** A connection of this stream opened: the server holds it now. */
+  opened(): void {
+    this.#opened?.()
+    this.#opened = undefined
   }
 
   /** [spec 2025-11-25 transports] the wait before reconnecting this stream, from its own `retry` field. */

@@ -27,6 +27,8 @@ export interface ServerCounters {
   refusedResumptions: number
   /** Client answers to server requests the session does not hold (unknown, already answered, or of another session). */
   unmatchedAnswers: number
+  /** Results lost as no connection of their stream was live (`mode: 'live-result-only'`). */
+  droppedResults: number
 }
 
 export interface StreamView {

@@ -1,6 +1,7 @@
 /**
- * How a reconnect is served: the boundary of docs/design.md#what-a-server-must-do, and the two ways of breaking it
- * seen in the field (docs/design.md#two-failures). Everything else in the server is the same in every mode.
+ * How a reconnect is served: the boundary of docs/design.md#what-a-server-must-do, the two ways of breaking it
+ * seen in the field (docs/design.md#two-failures), and a server that loses what nobody reads. Everything else in the
+ * server is the same in every mode.
  */
 import type {EventStream, Session, StoredEvent} from './session.ts'
 
@@ -12,10 +13,14 @@ import type {EventStream, Session, StoredEvent} from './session.ts'
  *   "caught up" at the session's cursor: nothing replayed, pending requests never re-emitted.
  * - `global-log` (faulty): a `Last-Event-ID` is looked up in one log across all sessions, dead ones included,
  *   and its stream replayed whatever session the request names.
+ * - `live-result-only` (faulty): as `correct`, but a call's result written while no connection of its stream is
+ *   live is lost, not buffered: no resumption brings it (Cloudflare's `McpAgent` 0.32 stores it, then clears the
+ *   stream). A client that answers a server request before it resumes the stream loses the result the answer ends
+ *   with (docs/design.md#session).
  */
-export type ServerMode = 'correct' | 'cursor-per-session' | 'global-log'
+export type ServerMode = 'correct' | 'cursor-per-session' | 'global-log' | 'live-result-only'
 
-const modes: readonly ServerMode[] = ['correct', 'cursor-per-session', 'global-log']
+const modes: readonly ServerMode[] = ['correct', 'cursor-per-session', 'global-log', 'live-result-only']
 
 /** Throws a TypeError naming `what` unless `mode` is a {@link ServerMode}. */
 export function checkMode(mode: ServerMode, what: string): void {
@@ -46,7 +51,8 @@ export function findResumption(
   global: readonly StoredEvent[],
 ): Resumption | undefined {
   switch (mode) {
-    case 'correct': {
+    case 'correct':
+    case 'live-result-only': {
       // Looked up in this session only, in the stream that emitted it; replay is of that stream alone
       // (docs/design.md#what-a-server-must-do).
       const event = session.log.find((candidate) => candidate.id === lastEventId)
@@ -65,6 +71,11 @@ export function findResumption(
       return event === undefined ? undefined : {stream: event.stream, replay: after(event.stream.events, event)}
     }
   }
+}
+
+/** Whether a call's result is kept for a resumption when no connection of its stream is live to read it. */
+export function keepsUnreadResult(mode: ServerMode): boolean {
+  return mode !== 'live-result-only'
 }
 
 /** Whether a stream attached without `Last-Event-ID` gets the session's pending server requests. */

@@ -81,7 +81,7 @@ export interface ReferenceServerOptions {
   /**
    * How reconnects are served: the boundary a server must keep
    * ({@link https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#what-a-server-must-do | what a server must do}),
-   * or one of two faulty modes. Switchable at run time through `server.mode`.
+   * or one of three faulty modes (see {@link ServerMode}). Switchable at run time through `server.mode`.
    * @defaultValue 'correct'
    */
   mode?: ServerMode | undefined

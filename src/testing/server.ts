@@ -19,7 +19,7 @@ import {
   type SessionView,
   type StreamView,
 } from './instrumentation.ts'
-import {checkMode, findResumption, nextEventId, reemitsOnAttach, type ServerMode} from './modes.ts'
+import {checkMode, findResumption, keepsUnreadResult, nextEventId, reemitsOnAttach, type ServerMode} from './modes.ts'
 import {resolveServerOptions, type ReferenceServerOptions, type ResolvedServerOptions} from './options.ts'
 import {
   errorCodes,
@@ -57,6 +57,7 @@ export class ReferenceServer {
     cancelledRequests: 0,
     refusedResumptions: 0,
     unmatchedAnswers: 0,
+    droppedResults: 0,
   }
   /** Faults to arm at run time, and actions that hit the server at once. */
   readonly faults: Faults
@@ -258,7 +259,10 @@ export class ReferenceServer {
       this.#emit(stream, message)
     }
     const run = async (request: JsonObject): Promise<void> => {
-      send(await this.#execute(session, request, send, stream))
+      const answer = await this.#execute(session, request, send, stream)
+      // A faulty server writes a result only to a live connection: with none, it is gone (src/testing/modes.ts).
+      if (stream.connection === undefined && !keepsUnreadResult(this.#mode)) this.counters.droppedResults++
+      else send(answer)
     }
     void Promise.all(requests.map(run)).then(() => {
       stream.finished = true

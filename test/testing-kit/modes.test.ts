@@ -1,8 +1,10 @@
 /**
- * The reference server's modes, over both adapters: the boundary (docs/design.md#what-a-server-must-do), and the
- * two faulty servers of docs/design.md#two-failures, so that a client can be shown failing against them.
+ * The reference server's modes, over both adapters: the boundary (docs/design.md#what-a-server-must-do), the two
+ * faulty servers of docs/design.md#two-failures, and one that loses what nobody reads, so that a client can be shown
+ * failing against them.
  */
 import {describe, expect, it} from 'vitest'
+import {until} from '../fixtures/client.ts'
 import {backends, messagesOf, rawClient, readEvents, serve} from '../fixtures/kit.ts'
 
 const idsOf = (messages: Record<string, unknown>[]): unknown[] =>
@@ -46,6 +48,33 @@ describe.each(backends)('modes over %s', (backend) => {
       expect(messagesOf(replay.events)).toMatchObject([{id: 'srv-1', method: 'sampling/createMessage'}])
       expect((await fresh.answer('srv-1', 'too late')).status).toBe(202)
       expect(served.server.counters).toMatchObject({unmatchedAnswers: 1, refusedResumptions: 0})
+    })
+  })
+
+  describe('live-result-only (faulty)', () => {
+    it('loses a result written while no connection of its stream is live: its resumption brings nothing more', async () => {
+      const served = await serve(backend, {mode: 'live-result-only'})
+      const client = await rawClient(served)
+      // The priming event and the request; then the reader goes, and with it the stream's only connection.
+      const asked = await readEvents(await client.call('ask'), 2)
+      await until(() => served.server.stream('p1')?.connected === false)
+      expect((await client.answer('srv-1', 'too soon')).status).toBe(202)
+      await until(() => served.server.counters.droppedResults === 1)
+      expect(await readEvents(await client.get(asked.events[1]!.id))).toEqual({events: [], ending: 'closed'})
+      expect(served.server.executions).toEqual({ask: 1})
+    })
+
+    it('writes the result to a connection of its stream that is live: the stream resumed, then the answer', async () => {
+      const served = await serve(backend, {mode: 'live-result-only'})
+      const client = await rawClient(served)
+      const asked = await readEvents(await client.call('ask'), 2)
+      const resumed = await client.get(asked.events[1]!.id)
+      await until(() => served.server.stream('p1')?.connected === true)
+      await client.answer('srv-1', 'in time')
+      expect(messagesOf((await readEvents(resumed)).events)).toMatchObject([
+        {id: 1, result: {content: [{type: 'text', text: 'in time'}]}},
+      ])
+      expect(served.server.counters.droppedResults).toBe(0)
     })
   })
 
