@@ -20,7 +20,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
  * The most the eager bundle may weigh, gzip bytes: what default options run today and a little room. The target
  * is 20 kB, missed: the README's Benchmark says why.
  */
-export const eagerBudget = 29_000
+export const eagerBudget = 30_000
 
 /** What the apps measured do: import, construct with defaults, start. */
 export const apps = {
