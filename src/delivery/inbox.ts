@@ -24,6 +24,14 @@ export interface InboxHooks extends Pick<ServerRequestsHooks, 'store' | 'resumed
 }
 
 /** The stream messages came on, as delivery sees it (a `Stream` of src/streams/stream.ts). */
+/** The connection that brought messages. */
+export interface Via {
+  /** Attached without `Last-Event-ID`, where the server re-emits its pending requests. */
+  readonly reemits: boolean
+  /** When it was requested: a `moment()` of server-requests.ts. */
+  readonly sentAt: number
+}
+
 export interface Carrier {
   readonly controller: AbortController
   /** Left by a previous process: its messages were meant for that process's Client. */
@@ -69,13 +77,12 @@ export class Inbox {
   }
 
   /**
-   * Hands `messages` to the Client in order, each unless it was delivered already: those of `stream` (`reemitted`:
-   * a stream attached without `Last-Event-ID`, where the server re-emits its pending requests), or of a JSON answer
-   * without it. Yields a turn before a response that follows other messages: [SDK interop] the SDK Client
+   * Hands `messages` to the Client in order, each unless it was delivered already: those `via` a connection of
+   * `stream`, or of a JSON answer without them. Yields a turn before a response that follows other messages: [SDK interop] the SDK Client
    * dispatches a notification one microtask after receiving it but settles a response at once, so a request's last
    * progress and its response in one turn would lose the progress.
    */
-  async deliver(messages: readonly JSONRPCMessage[], stream?: Carrier, reemitted = false): Promise<void> {
+  async deliver(messages: readonly JSONRPCMessage[], stream?: Carrier, via?: Via): Promise<void> {
     // Stryker disable next-line BooleanLiteral: a turn more changes no order
     let delivered = false
     const signal = stream?.controller.signal
@@ -102,7 +109,7 @@ export class Inbox {
       delivered = true
       if (responseId !== undefined) this.#response(message, responseId, orphan?.call)
       else if (requestId === undefined) this.#notification(message)
-      else this.#serverRequest(message, requestId, reemitted)
+      else this.#serverRequest(message, requestId, via)
     }
   }
 
@@ -162,9 +169,9 @@ export class Inbox {
     if (notification !== undefined) this.#hooks.onmessage(notification)
   }
 
-  #serverRequest(message: JSONRPCMessage, id: JsonRpcId, reemitted: boolean): void {
-    if (reemitted) this.#hooks.metrics.reemittedRequests++
-    if (!this.serverRequests.arrived(id)) return
+  #serverRequest(message: JSONRPCMessage, id: JsonRpcId, via: Via | undefined): void {
+    if (via?.reemits === true) this.#hooks.metrics.reemittedRequests++
+    if (!this.serverRequests.arrived(id, via?.sentAt)) return
     this.#room.hold(id)
     this.#hooks.onmessage(message)
   }

@@ -31,13 +31,36 @@ export interface ServerRequestsHooks {
 }
 
 /**
- * A server request seen: `answer` once the Client gave one, and whether that answer's POST is still on its
- * way. A request that comes back once answered gets the answer again, unless it is on its way already (the
- * server re-emitted it before the answer reached it).
+ * A server request seen: `answer` once the Client gave one, whether that answer's POST is still on its way, and
+ * the {@link moment} the server confirmed it took the answer (202), if it did.
  */
 interface Seen {
   answer: JSONRPCMessage | undefined
   sending: boolean
+  takenAt: number | undefined
+}
+
+/** The last {@link moment} handed out. */
+let moments = 0
+
+/**
+ * A point in the transport's own order of things, later than every one before it: when a connection was requested,
+ * when the server took an answer. A counter, for clocks tie and may stand still (workerd's, during I/O).
+ */
+export function moment(): number {
+  return ++moments
+}
+
+/**
+ * Whether a server request that came again, on a connection requested at `sentAt`, must get its cached answer
+ * again (docs/design.md#de-duplication). Not while the answer is on its way: the server re-emitted it before the
+ * answer reached it. Yes when the server never confirmed the answer, or confirmed it before that connection was
+ * requested: a server that re-emits what it took has lost it. No when it confirmed the answer after: it wrote the
+ * request before it took the answer, and holds the answer now.
+ */
+function asksAgain(seen: Seen, sentAt: number | undefined): seen is Seen & {answer: JSONRPCMessage} {
+  if (seen.answer === undefined || seen.sending) return false
+  return seen.takenAt === undefined || sentAt === undefined || seen.takenAt < sentAt
 }
 
 /**
@@ -64,20 +87,20 @@ export class ServerRequests {
   }
 
   /**
-   * Server request `id` arrived: true when it is new, now seen. Else it is dropped as a duplicate, and answered
-   * again when the Client answered it already and that answer is not on its way.
+   * Server request `id` arrived, on a connection requested at `sentAt` (a {@link moment}; undefined for a JSON
+   * answer): true when it is new, now seen. Else it is dropped as a duplicate, and answered again when
+   * {@link asksAgain} says the server may have lost the Client's answer.
    */
-  arrived(id: JsonRpcId): boolean {
+  arrived(id: JsonRpcId, sentAt: number | undefined): boolean {
     const seen = this.#seen.get(id)
     if (seen === undefined) {
-      // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` is read only with an answer
-      this.#seen.set(id, {answer: undefined, sending: false})
+      this.#seen.set(id, seenUnanswered())
       return true
     }
     this.#hooks.dropped('server-request', id)
     // Answered already: answer again instead of running the handler twice. Pending: the answer is coming. The re-send
     // marks the answer on its way at once (send() calls recordAnswer before its first await).
-    if (seen.answer !== undefined && !seen.sending) {
+    if (asksAgain(seen, sentAt)) {
       this.#hooks.onEvent({type: 'cached-answer-resent', requestId: id})
       this.#hooks.resend(seen.answer)
     }
@@ -121,7 +144,7 @@ export class ServerRequests {
       this.#hooks.release(id)
       return undefined
     }
-    this.#seen.set(id, {answer: message, sending: true})
+    this.#seen.set(id, {answer: message, sending: true, takenAt: undefined})
     const key = keyOfId(id)
     const stream = this.#kept.streamOf(key)
     this.#kept.keep(key, message, JSON.stringify(message).length, stream)
@@ -135,7 +158,10 @@ export class ServerRequests {
    */
   answerSent(id: JsonRpcId, taken: boolean): void {
     const seen = this.#seen.get(id)
-    if (seen !== undefined) seen.sending = false
+    if (seen !== undefined) {
+      seen.sending = false
+      if (taken) seen.takenAt = moment()
+    }
     const key = keyOfId(id)
     if (taken && seen?.answer !== undefined && this.#kept.delete(key))
       this.#hooks.track(this.#hooks.store(key, undefined))
@@ -161,11 +187,10 @@ export class ServerRequests {
       if (!isJsonRpcId(id)) continue
       if (responseIdOf(message) === id) {
         // Stryker disable next-line ObjectLiteral,BooleanLiteral: start() re-sends it, which sets it again
-        this.#seen.set(id, {answer: message, sending: false})
+        this.#seen.set(id, {answer: message, sending: false, takenAt: undefined})
         unsent.push(message)
       } else if (requestIdOf(message) === id) {
-        // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` is read only with an answer
-        this.#seen.set(id, {answer: undefined, sending: false})
+        this.#seen.set(id, seenUnanswered())
         unanswered.push(message)
       } else continue
       this.#kept.keep(key, message, JSON.stringify(message).length, stream)
@@ -193,6 +218,12 @@ export class ServerRequests {
       requestId,
     })
   }
+}
+
+/** A server request the Client has not answered yet. */
+function seenUnanswered(): Seen {
+  // Stryker disable next-line ObjectLiteral,BooleanLiteral: `sending` and `takenAt` are read only with an answer
+  return {answer: undefined, sending: false, takenAt: undefined}
 }
 
 /** The key of a JSON-RPC ID among kept server requests: `JSON.stringify`, which keeps 1 and "1" apart. */

@@ -62,7 +62,7 @@ export async function readConnection(
   body: ReadableStream<Uint8Array>,
 ): Promise<ReadOutcome> {
   const {stream} = connection
-  const reemitted = connection.branch === 'session-resumption'
+  const via = {reemits: connection.branch === 'session-resumption', sentAt: connection.sentAt}
   const openedAt = Date.now()
   const silence = watchSilence(connection, host.options.resumeTimeoutMs)
   const batches = new EventBatches(body, connection.signal, host.options.limits.maxEventBytes, () =>
@@ -85,7 +85,7 @@ export async function readConnection(
       if (next?.fresh === true) stream.broughtNews()
       if (ready !== undefined) {
         await ready.stored
-        await host.inbox.deliver(ready.messages, stream, reemitted)
+        await host.inbox.deliver(ready.messages, stream, via)
         if (stream.answered) break
       }
       ready = next

@@ -4,6 +4,7 @@ import type {StreamKind, TransportEvent} from '../events.ts'
 import {isHeaderValue, type Limits} from '../policy/limits.ts'
 import type {CallRecord} from '../events.ts'
 import type {StreamRecord} from '../persistence/records.ts'
+import {moment} from '../delivery/server-requests.ts'
 import {ChildAbort} from '../policy/abort.ts'
 import {SeenEventIds} from './seen-ids.ts'
 
@@ -288,6 +289,8 @@ export class Connection extends ChildAbort {
   readonly lastEventId: string | undefined
   /** Why it ended alone, if it did. */
   endedBy: ConnectionEnd | undefined
+  /** When it was requested, in the order answers are taken in (see `asksAgain`). */
+  readonly sentAt = moment()
   readonly #released: () => void
 
   constructor(stream: Stream, branch: ReconnectBranch | 'open', lastEventId: string | undefined, released: () => void) {
