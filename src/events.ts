@@ -173,6 +173,18 @@ export type TransportEvent =
       requestId: JsonRpcId | undefined
     }
 
+/**
+ * The `limit-exceeded` event: `size` went past `limit`, whose value is `max`, on `stream` or for `requestId` where one
+ * is known.
+ */
+export function limitExceeded(
+  limit: LimitName,
+  max: number,
+  at: {size?: number | undefined; stream?: StreamKind | undefined; requestId?: JsonRpcId | undefined},
+): TransportEvent {
+  return {type: 'limit-exceeded', limit, size: at.size, max, stream: at.stream, requestId: at.requestId}
+}
+
 /** Counters that move independently: replay belongs to stream resumption, re-emission to session resumption. */
 export interface TransportMetrics {
   /** Events received on streams reopened with `Last-Event-ID` (stream resumption). */

@@ -2,7 +2,7 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {bytesToHex, randomBytes} from '@noble/hashes/utils.js'
 import {TransportError, unknownCall} from '../errors.ts'
 import {ChildAbort} from '../policy/abort.ts'
-import type {JournaledCall, JsonObject, TransportEvent} from '../events.ts'
+import {limitExceeded, type JournaledCall, type JsonObject, type TransportEvent} from '../events.ts'
 import {
   cancelledRequestIdOf,
   methodOf,
@@ -391,14 +391,7 @@ export class CallJournal {
   }
 
   #exceeded(limit: 'maxCalls' | 'callBytes', size: number, entry: Entry): void {
-    this.#host.emit({
-      type: 'limit-exceeded',
-      limit,
-      size,
-      max: this.#host.limits[limit],
-      stream: undefined,
-      requestId: entry.wireId,
-    })
+    this.#host.emit(limitExceeded(limit, this.#host.limits[limit], {size, requestId: entry.wireId}))
   }
 
   /** The Client received the call's answer (or its settlement): the record goes. */

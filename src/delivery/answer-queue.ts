@@ -1,6 +1,6 @@
 import {abortedError} from '../errors.ts'
 import {ChildAbort} from '../policy/abort.ts'
-import type {TransportEvent} from '../events.ts'
+import {limitExceeded, type TransportEvent} from '../events.ts'
 
 /**
  * At most `max` tasks at once; the others wait their turn in order (SECURITY.md, "exhaust the
@@ -28,14 +28,7 @@ export class AnswerQueue {
     if (this.#running < this.#max) this.#running++
     else {
       if (this.#waiting.size === 0) {
-        this.#emit({
-          type: 'limit-exceeded',
-          limit: 'maxConcurrentAnswers',
-          size: this.#running + 1,
-          max: this.#max,
-          stream: undefined,
-          requestId: undefined,
-        })
+        this.#emit(limitExceeded('maxConcurrentAnswers', this.#max, {size: this.#running + 1}))
       }
       // The place of a task that ends is handed over as it is: `#running` stays, and nobody can jump the line.
       await new Promise<void>((resolve) => this.#waiting.add(resolve))

@@ -1,4 +1,4 @@
-import type {TransportEvent} from '../events.ts'
+import {limitExceeded, type TransportEvent} from '../events.ts'
 import type {Limits} from '../policy/limits.ts'
 import type {JsonRpcId} from '../wire/jsonrpc.ts'
 
@@ -45,14 +45,7 @@ export class Backpressure {
   room(signal: AbortSignal): Promise<void> | undefined {
     const max = this.#max()
     if (this.#held.size < max) return undefined
-    this.#emit({
-      type: 'limit-exceeded',
-      limit: 'maxConcurrentAnswers',
-      size: this.#held.size,
-      max,
-      stream: undefined,
-      requestId: undefined,
-    })
+    this.#emit(limitExceeded('maxConcurrentAnswers', max, {size: this.#held.size}))
     return new Promise((resolve) => {
       const wake = (): void => {
         signal.removeEventListener('abort', wake)

@@ -1,5 +1,5 @@
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import type {TransportEvent} from '../events.ts'
+import {limitExceeded, type TransportEvent} from '../events.ts'
 import type {Limits} from '../policy/limits.ts'
 import {isJsonRpcId, requestIdOf, responseIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
 import {KeptRequests} from './kept-requests.ts'
@@ -209,14 +209,7 @@ export class ServerRequests {
     size: number | undefined,
     requestId: JsonRpcId | undefined,
   ): void {
-    this.#hooks.onEvent({
-      type: 'limit-exceeded',
-      limit,
-      size,
-      max: this.#hooks.limits[limit],
-      stream: undefined,
-      requestId,
-    })
+    this.#hooks.onEvent(limitExceeded(limit, this.#hooks.limits[limit], {size, requestId}))
   }
 }
 

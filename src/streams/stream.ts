@@ -1,6 +1,6 @@
 import {usableCursor, type ReconnectBranch, type ReconnectInput} from '../policy/decision.ts'
 import type {TransportError} from '../errors.ts'
-import type {StreamKind, TransportEvent} from '../events.ts'
+import {limitExceeded, type StreamKind, type TransportEvent} from '../events.ts'
 import {isHeaderValue, type Limits} from '../policy/limits.ts'
 import type {CallRecord} from '../events.ts'
 import type {StreamRecord} from '../persistence/records.ts'
@@ -197,14 +197,9 @@ export class Stream {
 
   /** Reports that something this stream brought went past `limit`. */
   exceeded(limit: keyof StreamCaps['limits'], size: number | undefined): void {
-    this.#caps.emit({
-      type: 'limit-exceeded',
-      limit,
-      size,
-      max: this.#caps.limits[limit],
-      stream: this.kind,
-      requestId: this.requestId,
-    })
+    this.#caps.emit(
+      limitExceeded(limit, this.#caps.limits[limit], {size, stream: this.kind, requestId: this.requestId}),
+    )
   }
 
   /** The server refused the cursor it was sent: that cursor is never sent again. */

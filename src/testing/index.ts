@@ -5,7 +5,7 @@
  * @packageDocumentation
  * @module mcp-resumable-http/testing
  */
-export {createReferenceServer, ReferenceServer} from './server.ts'
+export * from './kit.ts'
 export {
   createMockMcpServer,
   handlersFor,
@@ -13,39 +13,3 @@ export {
   type MockMcpServer,
   type MockMcpServerOptions,
 } from './msw.ts'
-export {createFaultProxy, FaultProxy, type WebHandler} from './proxy.ts'
-export type {ReferenceServerOptions} from './options.ts'
-export {builtinTools} from './tools.ts'
-export {
-  ClientAnswerError,
-  type LogLevel,
-  type PromptArgument,
-  type PromptDefinition,
-  type ResourceDefinition,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolResult,
-} from './catalog.ts'
-export type {ServerMode} from './modes.ts'
-export type {TaskStatus, TaskSupport, TaskView} from './tasks.ts'
-export type {ByteCut, Cut} from './connection.ts'
-export type {
-  CorruptFault,
-  DelayFault,
-  HttpMethod,
-  DisconnectOptions,
-  ExpireOptions,
-  Faults,
-  StatusFault,
-  TransportFaults,
-} from './faults.ts'
-export type {LoggedRequest, PendingRequestView, ServerCounters, SessionView, StreamView} from './instrumentation.ts'
-export {
-  errorCodes,
-  refusals,
-  supportedProtocolVersions,
-  type JsonObject,
-  type Refusal,
-  type RequestHandler,
-  type RequestId,
-} from './protocol.ts'

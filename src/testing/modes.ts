@@ -16,7 +16,7 @@ import type {EventStream, Session, StoredEvent} from './session.ts'
  * - `live-result-only` (faulty): as `correct`, but a call's result written while no connection of its stream is
  *   live is lost, not buffered: no resumption brings it (Cloudflare's `McpAgent` 0.32 stores it, then clears the
  *   stream). A client that answers a server request before it resumes the stream loses the result the answer ends
- *   with (docs/design.md#session).
+ *   with ([the design](https://github.com/mcp-resumable-http/mcp-resumable-http/blob/main/docs/design.md#session)).
  */
 export type ServerMode = 'correct' | 'cursor-per-session' | 'global-log' | 'live-result-only'
 

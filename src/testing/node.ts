@@ -8,21 +8,9 @@
 import {createServer, type IncomingMessage, type ServerResponse} from 'node:http'
 import type {AddressInfo, Socket} from 'node:net'
 
-export {createReferenceServer, ReferenceServer} from './server.ts'
-export type {ReferenceServerOptions} from './options.ts'
-export {builtinTools} from './tools.ts'
-export {createFaultProxy, FaultProxy, type WebHandler} from './proxy.ts'
-export {
-  ClientAnswerError,
-  type PromptDefinition,
-  type ResourceDefinition,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolResult,
-} from './catalog.ts'
+export * from './kit.ts'
 
 import type {RequestHandler} from './protocol.ts'
-export type {RequestHandler} from './protocol.ts'
 
 export interface ListenOptions {
   /** The port to listen on. @defaultValue `0`: any free port */
