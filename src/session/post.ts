@@ -172,7 +172,8 @@ export async function send(
   const what = `${String(method)} ${String(clientId)}`
   const outgoing: Outgoing = {message, method, what, requestId, stream, answers, headers, envelopeVersion}
   if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
-  else if (answers !== undefined) await host.answers.run((signal) => postAnswer(host, outgoing, signal), lifetime)
+  else if (answers !== undefined)
+    await host.answers.run((signal) => postAnswer(host, outgoing, answers, signal), lifetime)
   else await host.answers.run((signal) => post(host, outgoing, signal), lifetime)
 }
 
@@ -194,27 +195,34 @@ export async function deleteSession(
 }
 
 /**
- * POSTs the Client's answer to a server request, again while the server cannot take it now (408, 425, 429, 5xx, a
+ * POSTs the Client's answer to server request `id`, again while the server cannot take it now (408, 425, 429, 5xx, a
  * network failure), with the reconnect backoff: a server request left unanswered would hang its tool. An answer
  * sent twice is harmless; one lost is not (docs/failures.md).
  */
-async function postAnswer(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Promise<void> {
-  const refusal = await retryWithBackoff(
-    async () => {
-      try {
-        await post(host, outgoing, signal)
-        return undefined
-      } catch (error) {
-        if (isTransportError(error, 'network') || (isTransportError(error, 'http') && isTransient(error.status ?? 0)))
-          throw error
-        return {error}
-      }
-    },
-    host.policy,
-    signal,
-    () => {},
-  )
-  if (refusal !== undefined) throw refusal.error
+async function postAnswer(host: PostHost, outgoing: Outgoing, id: JsonRpcId, signal: AbortSignal): Promise<void> {
+  let taken = false
+  try {
+    const refusal = await retryWithBackoff(
+      async () => {
+        try {
+          await post(host, outgoing, signal)
+          return undefined
+        } catch (error) {
+          if (isTransportError(error, 'network') || (isTransportError(error, 'http') && isTransient(error.status ?? 0)))
+            throw error
+          return {error}
+        }
+      },
+      host.policy,
+      signal,
+      () => {},
+    )
+    if (refusal !== undefined) throw refusal.error
+    taken = true
+  } finally {
+    // On its way until its last attempt is over: a copy of the request read between two attempts gets nothing.
+    host.inbox.serverRequests.answerSent(id, taken)
+  }
 }
 
 /**
@@ -223,10 +231,9 @@ async function postAnswer(host: PostHost, outgoing: Outgoing, signal: AbortSigna
  * know. A request that may have reached the server is never sent again.
  */
 async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Promise<void> {
-  const {message, method, what, requestId, stream, answers, envelopeVersion} = outgoing
+  const {message, method, what, requestId, stream, envelopeVersion} = outgoing
   const {session, inbox} = host
   const fail = (error: unknown): unknown => {
-    if (answers !== undefined) inbox.serverRequests.answerSent(answers, false)
     if (requestId === undefined) return error
     inbox.requests.forget(requestId)
     // The Client hears of the failure from this rejection: its journaled call is delivered.
@@ -319,7 +326,6 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   // Only a message that is no request is 'accepted' (2xx); a request always has its stream.
   if (requestId === undefined) {
     discard(response)
-    if (answers !== undefined) inbox.serverRequests.answerSent(answers, true)
     if (method === 'notifications/initialized') host.standalone.open('open', undefined)
     return
   }

@@ -362,6 +362,34 @@ describe('a server request re-emitted twice once answered', () => {
   })
 })
 
+describe('a server request that comes again while the POST of its answer waits to retry', () => {
+  it('is not answered again: the answer is on its way until its last attempt', async () => {
+    const s = await setup(undefined, {reconnect: {minDelayMs: 100, maxDelayMs: 100}})
+    // The server takes the first attempt, but its answer is lost on the way back: the POST retries after 100 ms.
+    let lost = false
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {result?: unknown}
+        if (body.result === undefined || lost) return undefined
+        lost = true
+        await s.mock.handle(request)
+        return Response.error()
+      }),
+    )
+    s.gets.channels[0]!.push(frame('s1', samplingRequest('srv-1')))
+    await until(() => lost)
+    s.gets.channels[0]!.push(frame('s2', samplingRequest('srv-1')))
+    await until(() => eventsOf(s.events, 'duplicate-dropped').length === 1)
+    await until(() => answersTo(s.mock, 'srv-1').length === 2)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+
+    // The lost attempt and its retry; no cached answer sent beside them.
+    expect(answersTo(s.mock, 'srv-1')).toHaveLength(2)
+    expect(eventsOf(s.events, 'cached-answer-resent')).toEqual([])
+    await s.client.close()
+  })
+})
+
 describe('the streams of a terminated session', () => {
   it('deliver nothing more: a notification the server still writes on the old standalone stream is not handed over', async () => {
     const s = await setup()
