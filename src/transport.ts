@@ -78,7 +78,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
         this.#journal.answered(wireId)
       },
       resend: (answer) => this.#track(this.#resend(answer)),
-      store: (key, message, stream) => this.#session.keep(key, message, stream),
+      store: (key, message, stream, taken) => this.#session.keep(key, message, stream, taken),
       resumed: (stream) => this.#streams.get(stream)?.resumed,
       track: (task) => this.#track(task),
       onEvent: (event) => this.#emit(event),

@@ -5,7 +5,7 @@ import type {Limits} from '../policy/limits.ts'
 import {methodOf, requestIdOf, responseIdOf, settlementFor, type JsonRpcId} from '../wire/jsonrpc.ts'
 import {Backpressure} from './backpressure.ts'
 import {RequestIds} from './request-ids.ts'
-import {ServerRequests, type ServerRequestsHooks} from './server-requests.ts'
+import {ServerRequests, type Arrival, type ServerRequestsHooks} from './server-requests.ts'
 
 /** What the inbox needs of the transport. */
 export interface InboxHooks extends Pick<ServerRequestsHooks, 'store' | 'resumed' | 'track' | 'resend'> {
@@ -25,11 +25,9 @@ export interface InboxHooks extends Pick<ServerRequestsHooks, 'store' | 'resumed
 
 /** The stream messages came on, as delivery sees it (a `Stream` of src/streams/stream.ts). */
 /** The connection that brought messages. */
-export interface Via {
+export interface Via extends Arrival {
   /** Attached without `Last-Event-ID`, where the server re-emits its pending requests. */
   readonly reemits: boolean
-  /** When it was requested: a `moment()` of server-requests.ts. */
-  readonly sentAt: number
 }
 
 export interface Carrier {
@@ -171,7 +169,7 @@ export class Inbox {
 
   #serverRequest(message: JSONRPCMessage, id: JsonRpcId, via: Via | undefined): void {
     if (via?.reemits === true) this.#hooks.metrics.reemittedRequests++
-    if (!this.serverRequests.arrived(id, via?.sentAt)) return
+    if (!this.serverRequests.arrived(id, via)) return
     this.#room.hold(id)
     this.#hooks.onmessage(message)
   }

@@ -13,10 +13,10 @@ const keptMemory = seenMemory
 /** What server requests need of the transport. */
 export interface ServerRequestsHooks {
   /**
-   * Stores server request `key`'s message (the request, or the Client's answer) with the key of the stream that
-   * brought the request; deletes it when `message` is undefined.
+   * Stores server request `key`'s message (the request, or the Client's answer, `taken` once the server confirmed
+   * it) with the key of the stream that brought the request; deletes it when `message` is undefined.
    */
-  store: (key: string, message: JSONRPCMessage | undefined, stream?: string) => Promise<void>
+  store: (key: string, message: JSONRPCMessage | undefined, stream?: string, taken?: boolean) => Promise<void>
   /** Settles once stream `stream`, resumed from a previous process's record, has a connection again (see `Stream`). */
   resumed: (stream: string) => Promise<void> | undefined
   track: (task: Promise<void>) => void
@@ -51,16 +51,24 @@ export function moment(): number {
   return ++moments
 }
 
+/** The connection a server request came on: when it was requested (a {@link moment}), and whether it is a replay. */
+export interface Arrival {
+  readonly sentAt: number
+  /** Sent with `Last-Event-ID`: what it brings the server wrote before, on the stream it resumes. */
+  readonly resumed: boolean
+}
+
 /**
- * Whether a server request that came again, on a connection requested at `sentAt`, must get its cached answer
- * again (docs/design.md#de-duplication). Not while the answer is on its way: the server re-emitted it before the
- * answer reached it. Yes when the server never confirmed the answer, or confirmed it before that connection was
- * requested: a server that re-emits what it took has lost it. No when it confirmed the answer after: it wrote the
- * request before it took the answer, and holds the answer now.
+ * Whether a server request that came again, on connection `via`, must get its cached answer again
+ * (docs/design.md#an-answer-sent-again). Not while the answer is on its way: the server re-emitted it before the
+ * answer reached it. Yes when the server never confirmed the answer. Once it did, a replay brings only what it wrote
+ * before, and a connection requested before the confirmation may bring a copy written before it: no. Yes on a
+ * connection requested after it, attached without `Last-Event-ID`: a server that re-emits what it took has lost it.
  */
-function asksAgain(seen: Seen, sentAt: number | undefined): seen is Seen & {answer: JSONRPCMessage} {
+function asksAgain(seen: Seen, via: Arrival | undefined): seen is Seen & {answer: JSONRPCMessage} {
   if (seen.answer === undefined || seen.sending) return false
-  return seen.takenAt === undefined || sentAt === undefined || seen.takenAt < sentAt
+  if (seen.takenAt === undefined || via === undefined) return true
+  return !via.resumed && seen.takenAt < via.sentAt
 }
 
 /**
@@ -87,11 +95,11 @@ export class ServerRequests {
   }
 
   /**
-   * Server request `id` arrived, on a connection requested at `sentAt` (a {@link moment}; undefined for a JSON
-   * answer): true when it is new, now seen. Else it is dropped as a duplicate, and answered again when
-   * {@link asksAgain} says the server may have lost the Client's answer.
+   * Server request `id` arrived, `via` a connection (undefined for a JSON answer): true when it is new, now seen.
+   * Else it is dropped as a duplicate, and answered again when {@link asksAgain} says the server may have lost the
+   * Client's answer.
    */
-  arrived(id: JsonRpcId, sentAt: number | undefined): boolean {
+  arrived(id: JsonRpcId, via: Arrival | undefined): boolean {
     const seen = this.#seen.get(id)
     if (seen === undefined) {
       this.#seen.set(id, seenUnanswered())
@@ -100,7 +108,7 @@ export class ServerRequests {
     this.#hooks.dropped('server-request', id)
     // Answered already: answer again instead of running the handler twice. Pending: the answer is coming. The re-send
     // marks the answer on its way at once (send() calls recordAnswer before its first await).
-    if (asksAgain(seen, sentAt)) {
+    if (asksAgain(seen, via)) {
       this.#hooks.onEvent({type: 'cached-answer-resent', requestId: id})
       this.#hooks.resend(seen.answer)
     }
@@ -153,8 +161,9 @@ export class ServerRequests {
   }
 
   /**
-   * The POST of the answer to server request `id` is over: `taken` when the server took it, which then asks no more,
-   * so the answer is no longer kept for a restart (only remembered here, for a re-emission already on its way).
+   * The POST of the answer to server request `id` is over: `taken` when the server took it, which then asks no more.
+   * The answer stays kept, marked taken, so that a next process recognises a replayed copy of the request and
+   * neither hands it to its Client nor sends the answer again.
    */
   answerSent(id: JsonRpcId, taken: boolean): void {
     const seen = this.#seen.get(id)
@@ -163,8 +172,11 @@ export class ServerRequests {
       if (taken) seen.takenAt = moment()
     }
     const key = keyOfId(id)
-    if (taken && seen?.answer !== undefined && this.#kept.delete(key))
-      this.#hooks.track(this.#hooks.store(key, undefined))
+    if (taken && seen?.answer !== undefined && this.#kept.has(key)) {
+      const stream = this.#kept.streamOf(key)
+      this.#kept.keep(key, seen.answer, JSON.stringify(seen.answer).length, stream, true)
+      this.#hooks.track(this.#hooks.store(key, seen.answer, stream, true))
+    }
     this.#hooks.release(id)
   }
 
@@ -174,18 +186,21 @@ export class ServerRequests {
    * taken (`unsent`: to send again once the streams are resumed, for the server asks again only on a stream attached
    * without `Last-Event-ID`). A request answered is never handled twice.
    */
-  restore(kept: Map<string, {message: unknown; stream: string | undefined}>): {
+  restore(kept: Map<string, {message: unknown; stream: string | undefined; taken: boolean}>): {
     unanswered: JSONRPCMessage[]
     unsent: JSONRPCMessage[]
   } {
     const unanswered: JSONRPCMessage[] = []
     const unsent: JSONRPCMessage[] = []
-    for (const [key, {message: value, stream}] of kept) {
+    for (const [key, {message: value, stream, taken}] of kept) {
       const id: unknown = JSON.parse(key)
       const message = value as JSONRPCMessage
       // Stryker disable next-line ConditionalExpression: records.ts loads only keys that are JSON-RPC IDs
       if (!isJsonRpcId(id)) continue
-      if (responseIdOf(message) === id) {
+      if (responseIdOf(message) === id && taken) {
+        // Taken before this process: before every connection of it.
+        this.#seen.set(id, {answer: message, sending: false, takenAt: 0})
+      } else if (responseIdOf(message) === id) {
         // Stryker disable next-line ObjectLiteral,BooleanLiteral: start() re-sends it, which sets it again
         this.#seen.set(id, {answer: message, sending: false, takenAt: undefined})
         unsent.push(message)
@@ -193,7 +208,7 @@ export class ServerRequests {
         this.#seen.set(id, seenUnanswered())
         unanswered.push(message)
       } else continue
-      this.#kept.keep(key, message, JSON.stringify(message).length, stream)
+      this.#kept.keep(key, message, JSON.stringify(message).length, stream, taken)
     }
     return {unanswered, unsent}
   }

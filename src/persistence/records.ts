@@ -30,6 +30,15 @@ export interface SessionRecord {
 }
 
 /** What the transport keeps of one stream: its position, valid only inside the session that produced it. */
+/** A server request kept for a restart: the request, or the Client's answer and whether the server took it. */
+export interface KeptRecord {
+  message: JsonValue
+  /** The key of the stream that brought the request. */
+  stream: string | undefined
+  /** The server confirmed the answer: it is kept only to recognise a replayed copy of the request. */
+  taken: boolean
+}
+
 export interface StreamRecord {
   lastEventId: string
   retryMs: number | undefined
@@ -163,32 +172,38 @@ export class SessionRecords {
 
   /**
    * The stored server requests and answers of `sessionId`, by `JSON.stringify` of the request ID, each with the key of
-   * the stream that brought the request (undefined in a record of an earlier version, or one not a string).
+   * the stream that brought the request (undefined in a record of an earlier version, or one not a string), and
+   * whether the server took the answer.
    */
-  async loadServerRequests(sessionId: string): Promise<Map<string, {message: JsonValue; stream: string | undefined}>> {
-    const kept = new Map<string, {message: JsonValue; stream: string | undefined}>()
+  async loadServerRequests(sessionId: string): Promise<Map<string, KeptRecord>> {
+    const kept = new Map<string, KeptRecord>()
     for (const [id, value] of await this.#loadAll('request:', sessionId)) {
-      const {message, stream} = value
+      const {message, stream, taken} = value
       if (isObject(message) && isJsonRpcId(parsedId(id)))
-        kept.set(id, {message, stream: typeof stream === 'string' ? stream : undefined})
+        kept.set(id, {message, stream: typeof stream === 'string' ? stream : undefined, taken: taken === true})
       else this.#discard(this.#key(`request:${id}`), 'not a JSON-RPC message under a JSON-RPC ID')
     }
     return kept
   }
 
   /**
-   * Stores server request `id`'s message (the request, or the Client's answer to it) and the key of the stream that
-   * brought the request; deletes it when `message` is undefined.
+   * Stores server request `id`'s message (the request, or the Client's answer to it), the key of the stream that
+   * brought the request, and whether the server took the answer; deletes it when `message` is undefined.
    */
   saveServerRequest(
     sessionId: string,
     id: string,
     message: JsonValue | undefined,
     stream: string | undefined,
+    taken: boolean,
   ): Promise<void> {
-    return this.#store.coalesced(this.#key(`request:${id}`), () =>
-      message === undefined ? undefined : stream === undefined ? {sessionId, message} : {sessionId, message, stream},
-    )
+    return this.#store.coalesced(this.#key(`request:${id}`), () => {
+      if (message === undefined) return undefined
+      const value: {[key: string]: JsonValue} = {sessionId, message}
+      if (stream !== undefined) value['stream'] = stream
+      if (taken) value['taken'] = true
+      return value
+    })
   }
 
   /** Every journaled call, by call ID: calls outlive sessions (the 2026-07-28 era has none). */

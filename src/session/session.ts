@@ -189,12 +189,12 @@ export class Session {
   }
 
   /**
-   * Stores server request `key`'s message (the request, or the Client's answer) with the key of the stream that
-   * brought the request; deletes it when `message` is undefined.
+   * Stores server request `key`'s message (the request, or the Client's answer, `taken` once the server confirmed
+   * it) with the key of the stream that brought the request; deletes it when `message` is undefined.
    */
-  keep(key: string, message: JSONRPCMessage | undefined, stream?: string): Promise<void> {
+  keep(key: string, message: JSONRPCMessage | undefined, stream?: string, taken = false): Promise<void> {
     if (this.#id === undefined) return Promise.resolve()
-    return this.#records.saveServerRequest(this.#id, key, message as JsonValue | undefined, stream)
+    return this.#records.saveServerRequest(this.#id, key, message as JsonValue | undefined, stream, taken)
   }
 
   /** [spec transports, session management] The server forgot the session: end it, and remember it did. */

@@ -62,7 +62,11 @@ export async function readConnection(
   body: ReadableStream<Uint8Array>,
 ): Promise<ReadOutcome> {
   const {stream} = connection
-  const via = {reemits: connection.branch === 'session-resumption', sentAt: connection.sentAt}
+  const via = {
+    reemits: connection.branch === 'session-resumption',
+    sentAt: connection.sentAt,
+    resumed: connection.resumed,
+  }
   const openedAt = Date.now()
   const silence = watchSilence(connection, host.options.resumeTimeoutMs)
   const batches = new EventBatches(body, connection.signal, host.options.limits.maxEventBytes, () =>

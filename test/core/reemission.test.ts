@@ -104,9 +104,46 @@ describe('an answer to a server request that the server never took', () => {
       [{content: {text: 'answer 1'}}],
     ])
     expect(server.executions).toEqual({ask: 1})
-    // Taken by the server: no longer kept for a restart.
+    // Taken by the server: kept, marked taken, only to recognise a replayed copy.
     await after.client.close()
-    expect((await store.list('')).filter((key) => key.includes('#request:'))).toEqual([])
+    const kept = (await store.list('')).filter((key) => key.includes('#request:'))
+    expect(await Promise.all(kept.map((key) => store.get(key)))).toMatchObject([{taken: true}])
+  })
+})
+
+describe('a server request the previous process answered', () => {
+  it('is neither handed to the next Client nor answered again when a resumed stream replays a copy of it', async () => {
+    const server = useMock()
+    const store = new MemoryStore()
+    const ask = {jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: {messages: [], maxTokens: 1}}
+    // The standalone stream brings the request; after the cursor the next process resumes from, a copy of it that
+    // the server wrote on that stream before it took the answer.
+    const gets = interceptGets(server, (get) =>
+      get.lastEventId === undefined ? sse([frame('g1', ask)], 'open') : sse([frame('g2', ask)], 'open'),
+    )
+    const answers: unknown[] = []
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {id?: unknown; result?: unknown}
+        if (body.result === undefined) return undefined
+        answers.push(body.id)
+        return new Response(null, {status: 202})
+      }),
+    )
+    const before = await connect({store})
+    await until(() => answers.length === 1)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await before.transport.close()
+
+    const after = await connect({store})
+    await until(() => gets.some((get) => get.lastEventId === 'g1'))
+    await until(() => eventsOf(after.events, 'duplicate-dropped').length === 1)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(before.sampled).toHaveLength(1)
+    expect(after.sampled).toEqual([])
+    expect(answers).toEqual(['srv-1'])
+    expect(eventsOf(after.events, 'cached-answer-resent')).toEqual([])
+    await after.client.close()
   })
 })
 

@@ -298,14 +298,15 @@ describe('the answer to a server request', () => {
     ['answered 503, then accepted, is sent again and resolves', [503], 2],
     ['that met a network failure, then accepted, is sent again and resolves', ['error'], 2],
     ['answered 429 twice, then accepted, is sent a third time', [429, 429], 3],
-  ] as const)('an answer %s; then its stored record goes', async (_, replies, posts) => {
+  ] as const)('an answer %s; then its stored record is marked taken', async (_, replies, posts) => {
     const store = new MemoryStore()
-    const kept = (): Promise<string[]> => store.list(`mcp-resumable-http:${url}#request:`)
+    const key = `mcp-resumable-http:${url}#request:"srv-1"`
     const {transport, answers} = await asked([...replies], store)
-    expect(await kept()).toHaveLength(1)
+    expect(await store.get(key)).toMatchObject({message: {method: 'elicitation/create'}})
     await transport.send(answer('srv-1'))
     expect(answers).toHaveLength(posts)
-    expect(await emptied(kept)).toEqual([])
+    await until(() => answers.length === posts)
+    await expect.poll(() => store.get(key)).toMatchObject({message: {id: 'srv-1', result: {}}, taken: true})
     await transport.close()
   })
 
