@@ -83,6 +83,33 @@ describe('close()', () => {
     await client.close()
   })
 
+  it('during start(), while the store is still leasing, gives the lease up: the next owner takes the session at once', async () => {
+    const memory = new MemoryStore()
+    let leased: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (leased = resolve))
+    const slowLease = Object.assign(Object.create(memory) as MemoryStore, {
+      acquire: async (name: string, ttlMs: number) => {
+        await gate
+        return memory.acquire(name, ttlMs)
+      },
+    })
+    const first = new ResumableHTTPClientTransport(new URL(url), {store: slowLease, leaseTtlMs: 60_000})
+    const starting = first.start().catch((error: unknown) => error)
+    await first.close()
+    leased()
+    const outcome = await starting
+
+    // With ownership 'wait', a lease still held would keep this start() waiting for its 60 s.
+    const next = new ResumableHTTPClientTransport(new URL(url), {store: memory, ownership: 'wait', leaseTtlMs: 60_000})
+    const started = await Promise.race([
+      next.start().then(() => 'started'),
+      new Promise((resolve) => setTimeout(resolve, 1_000, 'still waiting')),
+    ])
+    await next.close()
+    expect(started).toBe('started')
+    expect(isTransportError(outcome, 'aborted')).toBe(true)
+  })
+
   it('refuses a second start()', async () => {
     useMock()
     const {transport, client} = await connect()
