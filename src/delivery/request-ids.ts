@@ -14,10 +14,14 @@ export interface RequestIdsHooks {
   dropped: (what: 'response' | 'progress', id: JsonRpcId) => void
 }
 
-/** A request on the wire: the Client's own ID, and whether its progress token was renamed with it. */
+/**
+ * A request on the wire: the Client's own ID, whether its progress token was renamed with it, and the last progress
+ * handed over for it.
+ */
 interface Pending {
   clientId: JsonRpcId
   renamedToken: boolean
+  progress: number | undefined
 }
 
 /**
@@ -52,7 +56,7 @@ export class RequestIds {
     const clientId = requestIdOf(message)!
     const params = (message as {params?: {_meta?: {progressToken?: unknown}}}).params
     const renamedToken = params?._meta?.progressToken === clientId
-    this.#pending.set(wireId, {clientId, renamedToken})
+    this.#pending.set(wireId, {clientId, renamedToken, progress: undefined})
     this.#wireIds.set(clientId, wireId)
     this.#announce()
     const renamed = {...message, id: wireId} as JSONRPCMessage & {params?: object}
@@ -143,18 +147,24 @@ export class RequestIds {
 
   /**
    * A progress notification names the token the Client chose, not the one that went on the wire; one for a
-   * request already answered (replayed from too far back) is dropped: the Client could only report it.
+   * request already answered (replayed from too far back) is dropped: the Client could only report it. So is one
+   * whose progress does not exceed the last one handed over: a replay from another stream, which the event check
+   * cannot see (a server that replays the whole session's log).
    */
   progressForClient(message: JSONRPCMessage): JSONRPCMessage | undefined {
-    const params = (message as {params?: {progressToken?: unknown}}).params
+    const params = (message as {params?: {progressToken?: unknown; progress?: unknown}}).params
     const token = params?.progressToken
     // Stryker disable next-line ConditionalExpression: requests are keyed by number
     if (typeof token !== 'number') return message
     const pending = this.#pending.get(token)
-    if (pending === undefined && this.#settled.get(token) === true) {
+    // [spec basic utilities progress] the progress value MUST increase with each notification.
+    const progress = params?.progress
+    const stale = typeof progress === 'number' && pending?.progress !== undefined && progress <= pending.progress
+    if (stale || (pending === undefined && this.#settled.get(token) === true)) {
       this.#hooks.dropped('progress', token)
       return undefined
     }
+    if (pending !== undefined && typeof progress === 'number') pending.progress = progress
     if (pending?.renamedToken !== true) return message
     return {...message, params: {...params, progressToken: pending.clientId}}
   }

@@ -339,6 +339,38 @@ describe('progress of a request already answered', () => {
   })
 })
 
+describe('progress of a request still pending', () => {
+  const progress = (token: unknown, n: number): object => ({
+    jsonrpc: '2.0',
+    method: 'notifications/progress',
+    params: {progressToken: token, progress: n},
+  })
+
+  it('progress replayed on another stream (a server that replays the whole session) is dropped: it must increase', async () => {
+    const {client, transport, gets, events, delivered} = await setup()
+    let token: unknown
+    answerToolCalls((_wireId, wireToken) => {
+      token = wireToken
+      return sse([frame('p1', progress(wireToken, 1)), frame('p2', progress(wireToken, 2))], 'open')
+    })
+    void transport.send({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {name: 'echo', _meta: {progressToken: 7}},
+    })
+    const progressDelivered = (): unknown[] =>
+      delivered.filter((message) => 'method' in message && message.method === 'notifications/progress')
+    await until(() => progressDelivered().length === 2)
+    // Other event IDs, on the standalone stream: only the progress values tell the replay apart.
+    gets.channels[0]!.push(frame('s1', progress(token, 1)), frame('s2', progress(token, 3)), frame('s3', note(1)))
+    await until(() => countOf(delivered, 1) === 1)
+    expect(progressDelivered()).toEqual([progress(7, 1), progress(7, 2), progress(7, 3)])
+    expect(eventsOf(events, 'duplicate-dropped')).toEqual([{type: 'duplicate-dropped', what: 'progress', id: token}])
+    await client.close()
+  })
+})
+
 describe('a server request re-emitted twice once answered', () => {
   it('gets the cached answer once while that answer is on its way', async () => {
     const s = await setup()
