@@ -29,6 +29,9 @@ const real = {
   dateNow: Date.now.bind(Date),
   performanceNow: performance.now.bind(performance),
   random: Math.random.bind(Math),
+  dateNowItself: Date.now,
+  randomItself: Math.random,
+  stackTraceLimit: Error.stackTraceLimit,
 }
 
 /** The real `setImmediate`, for what must wait outside virtual time (the runner's own yields). */
@@ -123,7 +126,8 @@ export class VirtualClock {
 
 /**
  * Puts `clock` in place of the process's timers, `Date.now`, `performance.now` and `Math.random` (p-retry's jitter
- * and the transport's first backoff draw from it). Once per process: a simulation owns its worker.
+ * and the transport's first backoff draw from it), and turns stack traces off. A simulation owns its process (or
+ * worker) while it runs; {@link uninstallClock} gives the originals back.
  */
 export function installClock(clock: VirtualClock): void {
   const timeout = (callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]): VirtualTimer =>
@@ -137,6 +141,8 @@ export function installClock(clock: VirtualClock): void {
     clearTimeout: cancel,
     clearInterval: cancel,
   })
+  // Errors are data here: capturing their stacks (DOMException's above all) was a tenth of the time.
+  Error.stackTraceLimit = 0
   Date.now = () => clock.now
   performance.now = () => clock.now - epoch
   Math.random = () => clock.random()
@@ -158,6 +164,23 @@ export function installClock(clock: VirtualClock): void {
     },
     configurable: true,
   })
+}
+
+/** Puts back what {@link installClock} replaced. */
+export function uninstallClock(): void {
+  Object.assign(globalThis, {
+    setTimeout: real.setTimeout,
+    setInterval: real.setInterval,
+    clearTimeout: real.clearTimeout,
+    clearInterval: real.clearInterval,
+  })
+  Error.stackTraceLimit = real.stackTraceLimit
+  Date.now = real.dateNowItself
+  Reflect.deleteProperty(performance, 'now')
+  Math.random = real.randomItself
+  // The own properties installClock put on these instances shadow their prototypes': deleting them brings those back.
+  Reflect.deleteProperty(globalThis.crypto, 'getRandomValues')
+  Reflect.deleteProperty(globalThis.crypto, 'randomUUID')
 }
 
 /** What the clock replaced, for a runner that must measure real time. */

@@ -69,6 +69,7 @@ if (values.seed !== undefined) {
   const base = values.base === undefined ? realTime.now() % 2 ** 31 : integer('base', values.base)
   const workers = Math.max(1, Math.min(count, integer('workers', values.workers ?? String(availableParallelism()))))
   const started = realTime.now()
+  const cpuBefore = process.cpuUsage()
   let shown = 0
   const progress = (tally: Tally, final = false): void => {
     const now = realTime.now()
@@ -92,8 +93,11 @@ if (values.seed !== undefined) {
         )
   progress(tally, true)
   const seconds = (realTime.now() - started) / 1000
+  const cpu = process.cpuUsage(cpuBefore)
+  // Per core: schedules over the CPU time of every thread, which a machine shared with other work does not skew.
+  const perCore = tally.schedules / ((cpu.user + cpu.system) / 1e6)
   console.log(
-    `${tally.schedules} schedules, ${tally.calls} calls, ${tally.faults} faults, ${tally.findings.length} violating schedules, ${Math.round(tally.schedules / seconds)} schedules/s on ${workers} workers (${seconds.toFixed(1)} s)`,
+    `${tally.schedules} schedules, ${tally.calls} calls, ${tally.faults} faults, ${tally.findings.length} violating schedules, ${Math.round(tally.schedules / seconds)} schedules/s on ${workers} workers, ${Math.round(perCore)} per CPU second (${seconds.toFixed(1)} s)`,
   )
   await reportFindings(tally)
   process.exitCode = tally.findings.length === 0 ? 0 : 1

@@ -36,6 +36,23 @@ export interface Schedule {
   clientFaults: [number, ClientFault][]
 }
 
+/** A schedule with nothing in it: the reference server in its correct mode, no latency, no call, no fault. */
+export const quiet: Schedule = {
+  server: 'reference',
+  client: 'v1',
+  mode: 'correct',
+  pendingOnAttach: 're-emit',
+  retryMs: undefined,
+  latencyMs: 0,
+  storeLatencyMs: 0,
+  seed: 0,
+  calls: [],
+  wire: [],
+  store: [],
+  serverFaults: [],
+  clientFaults: [],
+}
+
 const time = fc.integer({min: 0, max: 3_000})
 
 const call: fc.Arbitrary<Call> = fc.record({

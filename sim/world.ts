@@ -10,7 +10,7 @@ import {isTransportError, ResumableHTTPClientTransport} from '../src/index.ts'
 import {seededRandom, type VirtualClock} from './clock.ts'
 import {Network, type Endpoint} from './network.ts'
 import type {Schedule} from './schedule.ts'
-import {referenceServer, sdkServer, type SimServer} from './servers.ts'
+import {noSchemas, referenceServer, sdkServer, type SimServer} from './servers.ts'
 import {Disk, ProcessStore} from './store.ts'
 import {Trace} from './trace.ts'
 
@@ -140,14 +140,20 @@ export async function runSchedule(schedule: Schedule, clock: VirtualClock): Prom
     }
     let client: ClientV1 | ClientV2
     if (schedule.client === 'v1') {
-      const v1 = new ClientV1({name: 'sim', version: '1.0.0'}, {capabilities: {sampling: {}}})
+      const v1 = new ClientV1(
+        {name: 'sim', version: '1.0.0'},
+        {capabilities: {sampling: {}}, jsonSchemaValidator: noSchemas},
+      )
       v1.setRequestHandler(CreateMessageRequestSchema, (_request, extra) => {
         handled(extra.requestId)
         return sampling
       })
       client = v1
     } else {
-      const v2 = new ClientV2({name: 'sim', version: '2.0.0'}, {capabilities: {sampling: {}}})
+      const v2 = new ClientV2(
+        {name: 'sim', version: '2.0.0'},
+        {capabilities: {sampling: {}}, jsonSchemaValidator: noSchemas},
+      )
       v2.setRequestHandler('sampling/createMessage', (_request, ctx) => {
         handled(ctx.mcpReq.id)
         return sampling
