@@ -19,7 +19,7 @@ const {values} = parseArgs({
     path: {type: 'string'},
     base: {type: 'string'},
     workers: {type: 'string'},
-    'shrink-seconds': {type: 'string', default: '60'},
+    'shrink-seconds': {type: 'string', default: '30'},
   },
 })
 const integer = (name: string, value: string): number => {
@@ -31,18 +31,23 @@ const integer = (name: string, value: string): number => {
 const clock = new VirtualClock()
 installClock(clock)
 const shrinkSeconds = integer('shrink-seconds', values['shrink-seconds'])
+let shrinkDeadline = 0
 
-/** Shrinks the first schedule found breaking each invariant, and writes it out. */
+/**
+ * Shrinks the first schedule found breaking each invariant, and writes it out: `--shrink-seconds` in all, shared
+ * among the invariants broken.
+ */
 async function reportFindings(tally: Tally): Promise<void> {
   const first = new Map<InvariantName, number>()
   for (const {seed, violations} of [...tally.findings].sort((a, b) => a.seed - b.seed))
     for (const {invariant} of violations) if (!first.has(invariant)) first.set(invariant, seed)
-  for (const invariant of invariantNames) {
-    const seed = first.get(invariant)
-    if (seed === undefined) continue
+  const broken = invariantNames.filter((invariant) => first.has(invariant))
+  for (const [index, invariant] of broken.entries()) {
+    const seed = first.get(invariant)!
     const seeds = tally.findings.filter((finding) => finding.violations.some((v) => v.invariant === invariant))
     console.log(`\n=== "${invariant}": broken by ${seeds.length} schedules, the first being seed ${seed}; shrinking it`)
-    const shrunk = await shrink(seed, invariant, clock, {seconds: shrinkSeconds})
+    const seconds = Math.max(1, (shrinkDeadline - realTime.now()) / 1000 / (broken.length - index))
+    const shrunk = await shrink(seed, invariant, clock, {seconds})
     console.log(shrunk === undefined ? `seed ${seed} no longer fails` : describeFailure(seed, shrunk, command))
   }
 }
@@ -92,6 +97,7 @@ if (values.seed !== undefined) {
           (totals) => progress(totals),
         )
   progress(tally, true)
+  shrinkDeadline = realTime.now() + shrinkSeconds * 1000
   const seconds = (realTime.now() - started) / 1000
   const cpu = process.cpuUsage(cpuBefore)
   // Per core: schedules over the CPU time of every thread, which a machine shared with other work does not skew.

@@ -104,7 +104,8 @@ export const scheduleArbitrary: fc.Arbitrary<Schedule> = fc.record({
   latencyMs: fc.integer({min: 0, max: 30}),
   storeLatencyMs: fc.integer({min: 0, max: 5}),
   seed: fc.integer({min: 0, max: 2 ** 31 - 1}),
-  calls: fc.array(call, {minLength: 1, maxLength: 10}),
+  // About ten calls a schedule, as the speed target counts them.
+  calls: fc.array(call, {minLength: 1, maxLength: 19, size: 'max'}),
   wire: fc.array(fc.tuple(fc.integer({min: 1, max: 60}), wireFault), {maxLength: 6}),
   store: fc.array(
     fc.tuple(fc.integer({min: 1, max: 80}), fc.constantFrom<StoreFault>({kind: 'fail'}, {kind: 'crash-after'})),

@@ -116,8 +116,12 @@ export async function runSchedule(schedule: Schedule, clock: VirtualClock): Prom
   let current: {process: Process; client: ClientV1 | ClientV2; ready: Promise<boolean>} | undefined
   let generation = 0
   let failedConnects = 0
+  /** Set once the schedule is over and everything closes: no process starts after it. */
+  let ending = false
+  let reconnecting: Promise<void> | undefined
 
   const start = (): void => {
+    if (ending) return
     const name = `c${++generation}`
     const endpoint: Endpoint = {name, alive: true, closed: false}
     const store = new ProcessStore(
@@ -204,12 +208,18 @@ export async function runSchedule(schedule: Schedule, clock: VirtualClock): Prom
     start()
   }
 
-  const reconnectClient = async (): Promise<void> => {
+  const reconnectClient = (why: string): Promise<void> => {
     const closing = current
-    if (closing === undefined) return
-    trace.note(closing.process.name, 'the Client closes, to connect anew')
-    await closing.process.close().catch((error: unknown) => ledger.errors.push(`close: ${outcomeOf(error)}`))
-    if (current === closing) start()
+    if (closing === undefined || reconnecting !== undefined) return reconnecting ?? Promise.resolve()
+    trace.note(closing.process.name, `the Client closes, to connect anew (${why})`)
+    reconnecting = closing.process
+      .close()
+      .catch((error: unknown) => void ledger.errors.push(`close: ${outcomeOf(error)}`))
+      .then(() => {
+        reconnecting = undefined
+        if (current === closing) start()
+      })
+    return reconnecting
   }
 
   const call = async (index: number): Promise<void> => {
@@ -250,6 +260,8 @@ export async function runSchedule(schedule: Schedule, clock: VirtualClock): Prom
         record.settledAt = Date.now()
         record.outcome = outcome
         trace.note(at.process.name, `${key} settled: ${outcome}`)
+        // The app's answer to an ended session: a Client connected anew, which initializes a new one.
+        if (outcome === 'session-expired' && at === current) void reconnectClient('its session expired')
       }
       trace.note(at.process.name, `${key} ${spec.tool} starts`)
       const result =
@@ -276,7 +288,8 @@ export async function runSchedule(schedule: Schedule, clock: VirtualClock): Prom
         trace.note('server', `fault: ${fault}`)
         server.fault(fault)
       })
-    for (const [ms, fault] of schedule.clientFaults) at(ms, () => (fault === 'kill' ? kill() : reconnectClient()))
+    for (const [ms, fault] of schedule.clientFaults)
+      at(ms, () => (fault === 'kill' ? kill() : reconnectClient('the schedule says so')))
     await Promise.all(tasks)
   }
 
@@ -307,6 +320,7 @@ export async function runSchedule(schedule: Schedule, clock: VirtualClock): Prom
     schedule.serverFaults.length +
     schedule.clientFaults.length
   // close(), the server after it; then whatever still runs is left behind.
+  ending = true
   const closing = {done: false}
   void Promise.all(
     ledger.processes.filter((process) => process.closedAt === undefined).map((process) => process.close()),

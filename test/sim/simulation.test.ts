@@ -23,9 +23,9 @@ describe('determinism', () => {
 })
 
 describe('a short run', () => {
-  it('40 schedules (seeds 24 to 63) break no invariant', async () => {
+  it('40 schedules (seeds 400 to 439) break no invariant', async () => {
     const tally = await runSeeds(
-      Array.from({length: 40}, (_, index) => 24 + index),
+      Array.from({length: 40}, (_, index) => 400 + index),
       clock,
       emptyTally(),
     )
