@@ -4,7 +4,7 @@
  */
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {installClock, uninstallClock, VirtualClock} from '../../sim/clock.ts'
-import {emptyTally, judge, runSeeds} from '../../sim/runner.ts'
+import {describeFailure, emptyTally, judge, runSeeds} from '../../sim/runner.ts'
 import {quiet, scheduleOf, type Schedule} from '../../sim/schedule.ts'
 
 const clock = new VirtualClock()
@@ -19,6 +19,35 @@ describe('determinism', () => {
     await runSeeds([41, 42, 43], clock, emptyTally())
     expect(await traceOf(scheduleOf(40))).toBe(first)
     expect(first).toMatch(/POST tools\/call/)
+  })
+})
+
+describe('a failing schedule, written out', () => {
+  it('names the seed, the invariant, the schedule and the replay, then the trace with both headers of every reconnect', async () => {
+    const {ledger} = await judge(
+      {
+        ...quiet,
+        calls: [{at: 0, tool: 'slow', count: 1, steps: 2, stepMs: 10}],
+        wire: [[4, {kind: 'cut', atByte: 90}]],
+      },
+      clock,
+    )
+    const text = describeFailure(
+      5,
+      {
+        schedule: ledger.schedule,
+        path: '1:2',
+        ledger,
+        violations: [{invariant: 'tools/call run at most once', detail: 'call1 ran 2 times'}],
+      },
+      'npm run sim',
+    )
+    expect(text).toContain('seed 5: "tools/call run at most once" broken')
+    expect(text).toContain('  - tools/call run at most once: call1 ran 2 times')
+    expect(text).toContain(`schedule: ${JSON.stringify(ledger.schedule)}`)
+    expect(text).toContain('replay: npm run sim -- --seed 5 --path 1:2')
+    expect(text).toMatch(/#4 c1 POST tools\/call slow #1 \(Mcp-Session-Id ref-1\) \[fault {"kind":"cut","atByte":90}\]/)
+    expect(text).toMatch(/c1 GET {2}\(Mcp-Session-Id ref-1, Last-Event-ID p\d+_\d+\)/)
   })
 })
 
