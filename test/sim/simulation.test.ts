@@ -94,6 +94,21 @@ const regressions: [string, Schedule][] = [
       serverFaults: [[1, 'expire-streams']],
     },
   ],
+  [
+    // close() while start() read the store let start() go on: it resumed a call's stream after close() resolved.
+    'a Client closed again while its new transport still read the store',
+    {
+      ...quiet,
+      retryMs: 0,
+      storeLatencyMs: 2,
+      calls: [{at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0}],
+      store: [[3, {kind: 'fail'}]],
+      clientFaults: [
+        [927, 'reconnect'],
+        [933, 'reconnect'],
+      ],
+    },
+  ],
 ]
 
 describe('regression schedules', () => {
