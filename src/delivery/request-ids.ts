@@ -40,6 +40,8 @@ export class RequestIds {
   readonly #settled = new RecentMap<JsonRpcId, boolean>(settledMemory)
   /** Wire IDs of a previous process's requests whose response streams this one resumes (see {@link adopt}). */
   readonly #adopted = new Set<number>()
+  /** Wire IDs adopted lately, ended or not: their progress tokens are the previous process's, never the Client's. */
+  readonly #adoptedTokens = new RecentMap<number, true>(settledMemory)
   /** The count last announced with `pending-changed`. */
   #announced = 0
 
@@ -109,6 +111,7 @@ export class RequestIds {
    */
   adopt(wireId: number): void {
     this.#adopted.add(wireId)
+    this.#adoptedTokens.set(wireId, true)
     this.#announce()
   }
 
@@ -148,8 +151,9 @@ export class RequestIds {
   /**
    * A progress notification names the token the Client chose, not the one that went on the wire; one for a
    * request already answered (replayed from too far back) is dropped: the Client could only report it. So is one
-   * whose progress does not exceed the last one handed over: a replay from another stream, which the event check
-   * cannot see (a server that replays the whole session's log).
+   * whose progress does not exceed the last one handed over, and one of a previous process's request: replays from
+   * another stream, which the event check cannot see (a server that replays the whole session's log). The latter's
+   * token may be an ID of this process's Client, which would take it for its own request's progress.
    */
   progressForClient(message: JSONRPCMessage): JSONRPCMessage | undefined {
     const params = (message as {params?: {progressToken?: unknown; progress?: unknown}}).params
@@ -160,7 +164,8 @@ export class RequestIds {
     // [spec basic utilities progress] the progress value MUST increase with each notification.
     const progress = params?.progress
     const stale = typeof progress === 'number' && pending?.progress !== undefined && progress <= pending.progress
-    if (stale || (pending === undefined && this.#settled.get(token) === true)) {
+    const foreign = pending === undefined && (this.#settled.get(token) === true || this.#adoptedTokens.has(token))
+    if (stale || foreign) {
       this.#hooks.dropped('progress', token)
       return undefined
     }
