@@ -95,6 +95,22 @@ const regressions: [string, Schedule][] = [
     },
   ],
   [
+    // A previous process's progress, replayed on another stream, reached the Client as its own call's (4, then 1).
+    "a cursor-per-session server replaying a previous process's progress on the next one's call",
+    {
+      ...quiet,
+      mode: 'cursor-per-session',
+      retryMs: 0,
+      calls: [
+        {at: 0, tool: 'slow', count: 1, steps: 4, stepMs: 132},
+        {at: 528, tool: 'slow', count: 1, steps: 1, stepMs: 0},
+        {at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+      ],
+      serverFaults: [[528, 'disconnect']],
+      clientFaults: [[0, 'reconnect']],
+    },
+  ],
+  [
     // close() while start() read the store let start() go on: it resumed a call's stream after close() resolved.
     'a Client closed again while its new transport still read the store',
     {
