@@ -125,9 +125,15 @@ export async function send(
   }
   // The answer to a server request is stored before it is sent: a restart must not run its handler again.
   const recorded = inbox.serverRequests.recordAnswer(message)
+  const askedIn = session.id
   if (recorded !== undefined) await recorded.stored
   // Resume, then answer: the answer to a request a previous process kept waits for the stream that brought it.
   if (recorded?.resumed !== undefined) await recorded.resumed
+  // The session ended meanwhile: the request died with it, and its answer means nothing without it or in the next.
+  if (recorded !== undefined && session.id !== askedIn) {
+    inbox.serverRequests.answerSent(recorded.id, false)
+    return
+  }
   const answers = recorded?.id
   const cancelledId = cancelledRequestIdOf(message)
   // Stryker disable next-line ConditionalExpression: cancelling no ID cancels nothing
