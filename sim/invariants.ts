@@ -17,6 +17,7 @@ export const invariantNames = [
   'progress delivered at most once and in order',
   'no server request handled twice',
   'no answer POSTed twice',
+  'no answer POSTed outside its session',
   'no server request lost',
   'no Last-Event-ID sent in another session',
   'no request ID reused in a session',
@@ -174,6 +175,21 @@ const checks: Record<InvariantName, Check> = {
       }
     }
     return found
+  },
+
+  // An answer goes in the session whose stream brought its request: never without one, nor in the next.
+  'no answer POSTed outside its session': ({trace}) => {
+    const copies = copiesOf(trace.wire)
+    return trace.wire
+      .filter((wire) => wire.method === 'POST')
+      .flatMap((wire) =>
+        wire.messages
+          .filter((message) => isResponse(message) && !copies.has(`${wire.sessionId ?? '-'}|${String(message.id)}`))
+          .map(
+            (message) =>
+              `#${wire.n} POSTed the answer to ${String(message.id)} in ${wire.sessionId === undefined ? 'no session' : `session ${wire.sessionId}`}, where no such request came`,
+          ),
+      )
   },
 
   // Excused as above: the request may sit in a half-open connection, or its answer was refused.

@@ -68,6 +68,8 @@ const breakers: Record<InvariantName, (ledger: Ledger) => void> = {
     const answer = posts(ledger, isAnswer)[0]!
     copy(answer, {at: answer.answeredAt! + 1, seq: ledger.trace.wire.length + 1000}, ledger)
   },
+  'no answer POSTed outside its session': (ledger) =>
+    void copy(posts(ledger, isAnswer)[0]!, {sessionId: undefined, at: ledger.endedAt}, ledger),
   'no server request lost': (ledger) =>
     void ledger.unended.push({call: 'call1', sessionId: ledger.processes[0]!.transport.sessionId, process: 'c1'}),
   'no Last-Event-ID sent in another session': (ledger) => {

@@ -111,6 +111,20 @@ const regressions: [string, Schedule][] = [
     },
   ],
   [
+    // A restored answer waited for the store while its session expired, then went out with no session at all.
+    'a session lost at once, and the first process killed',
+    {
+      ...quiet,
+      calls: [
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+      ],
+      store: [[8, {kind: 'fail'}]],
+      serverFaults: [[0, 'expire-session']],
+      clientFaults: [[0, 'kill']],
+    },
+  ],
+  [
     // close() while start() read the store let start() go on: it resumed a call's stream after close() resolved.
     'a Client closed again while its new transport still read the store',
     {
