@@ -366,6 +366,36 @@ describe('an answer to a server request of a session that expired while the answ
     expect(mock.requests('POST').filter((entry) => entry.rpcMethod === undefined)).toEqual([])
     await client.close()
   })
+
+  it('waiting its turn behind another answer while the session expired, is not POSTed without a session', async () => {
+    const mock = useMock()
+    let holding: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (holding = resolve))
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    // The first answer's POST is slow: the second one waits its turn (one answer at a time).
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {method?: string; id?: unknown}
+        if (body.method === undefined && body.id === 'srv-1') {
+          holding()
+          await gate
+        }
+        return undefined
+      }),
+    )
+    const {client} = await connect({limits: {maxConcurrentAnswers: 1}})
+    void client.callTool({name: 'ask', arguments: {count: 2}}).catch(() => undefined)
+    await held
+    mock.faults.expireSession()
+    await expect(client.listTools()).rejects.toThrow()
+    release()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(
+      mock.requests('POST').filter((entry) => entry.rpcMethod === undefined && entry.sessionId === undefined),
+    ).toEqual([])
+    await client.close()
+  })
 })
 
 describe('a 400 to a request', () => {
