@@ -40,8 +40,11 @@ export class RequestIds {
   readonly #settled = new RecentMap<JsonRpcId, boolean>(settledMemory)
   /** Wire IDs of a previous process's requests whose response streams this one resumes (see {@link adopt}). */
   readonly #adopted = new Set<number>()
-  /** Wire IDs adopted lately, ended or not: their progress tokens are the previous process's, never the Client's. */
-  readonly #adoptedTokens = new RecentMap<number, true>(settledMemory)
+  /**
+   * Wire IDs lately given up on without an answer (a failed POST, a cancelled request) or adopted from a previous
+   * process: progress under them is never for a call of the Client's.
+   */
+  readonly #pastTokens = new RecentMap<number, true>(settledMemory)
   /** The count last announced with `pending-changed`. */
   #announced = 0
 
@@ -83,6 +86,8 @@ export class RequestIds {
     const pending = this.#pending.get(wireId)
     if (pending === undefined) return
     this.#pending.delete(wireId)
+    // A tool that may have run goes on reporting progress under the wire ID, which can be one of the Client's IDs.
+    if (pending.renamedToken) this.#pastTokens.set(wireId, true)
     this.#wireIds.delete(pending.clientId)
     this.#announce()
   }
@@ -111,7 +116,7 @@ export class RequestIds {
    */
   adopt(wireId: number): void {
     this.#adopted.add(wireId)
-    this.#adoptedTokens.set(wireId, true)
+    this.#pastTokens.set(wireId, true)
     this.#announce()
   }
 
@@ -151,9 +156,10 @@ export class RequestIds {
   /**
    * A progress notification names the token the Client chose, not the one that went on the wire; one for a
    * request already answered (replayed from too far back) is dropped: the Client could only report it. So is one
-   * whose progress does not exceed the last one handed over, and one of a previous process's request: replays from
-   * another stream, which the event check cannot see (a server that replays the whole session's log). The latter's
-   * token may be an ID of this process's Client, which would take it for its own request's progress.
+   * whose progress does not exceed the last one handed over, and one of a request given up on or of a previous
+   * process's: replays from another stream, which the event check cannot see (a server that replays the whole
+   * session's log). The latter's token may be an ID of this process's Client, which would take it for its own
+   * request's progress.
    */
   progressForClient(message: JSONRPCMessage): JSONRPCMessage | undefined {
     const params = (message as {params?: {progressToken?: unknown; progress?: unknown}}).params
@@ -164,7 +170,7 @@ export class RequestIds {
     // [spec basic utilities progress] the progress value MUST increase with each notification.
     const progress = params?.progress
     const stale = typeof progress === 'number' && pending?.progress !== undefined && progress <= pending.progress
-    const foreign = pending === undefined && (this.#settled.get(token) === true || this.#adoptedTokens.has(token))
+    const foreign = pending === undefined && (this.#settled.get(token) === true || this.#pastTokens.has(token))
     if (stale || foreign) {
       this.#hooks.dropped('progress', token)
       return undefined

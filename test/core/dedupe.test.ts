@@ -371,6 +371,38 @@ describe('progress of a request still pending', () => {
   })
 })
 
+describe('progress of a request whose POST failed', () => {
+  it('replayed on another stream after a 500 (the tool may have run) is dropped, not handed to the Client', async () => {
+    const {client, transport, gets, events, delivered} = await setup()
+    let token: unknown
+    answerToolCalls((_wireId, wireToken) => {
+      token = wireToken
+      return new Response('failed', {status: 500})
+    })
+    const sent = transport.send({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {name: 'echo', _meta: {progressToken: 7}},
+    })
+    await expect(sent).rejects.toThrow()
+    // The standalone stream re-attaches, for the requests the tool may ask meanwhile.
+    await until(() => gets.channels.length === 2)
+    const progress = {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: 1}}
+    gets.channels[1]!.push(frame('s1', progress), frame('s2', note(1)))
+    await until(() => countOf(delivered, 1) === 1)
+    expect(delivered.filter((message) => 'method' in message && message.method === 'notifications/progress')).toEqual(
+      [],
+    )
+    expect(eventsOf(events, 'duplicate-dropped')).toContainEqual({
+      type: 'duplicate-dropped',
+      what: 'progress',
+      id: token,
+    })
+    await client.close()
+  })
+})
+
 describe("progress of a previous process's request", () => {
   it('replayed on another stream of the next process is dropped, not handed to the Client under a token of its own', async () => {
     const mock = useMock()
