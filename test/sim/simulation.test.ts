@@ -125,6 +125,38 @@ const regressions: [string, Schedule][] = [
     },
   ],
   [
+    // A restored answer waited while the session expired, then went out with no session at all.
+    "a session lost while a next process still restored its predecessor's answers",
+    {
+      ...quiet,
+      latencyMs: 1,
+      seed: 411242367,
+      calls: [{at: 175, tool: 'ask', count: 2, steps: 1, stepMs: 0}],
+      wire: [[3, {kind: 'status', status: 500, retryAfter: undefined, after: true}]],
+      store: [[9, {kind: 'crash-after'}]],
+      serverFaults: [[181, 'expire-session']],
+    },
+  ],
+  [
+    // A call whose POST failed after the tool ran: its progress, replayed on another stream, went to another call.
+    'a cursor-per-session server replaying the progress of a call whose POST failed',
+    {
+      ...quiet,
+      mode: 'cursor-per-session',
+      calls: [
+        {at: 1796, tool: 'slow', count: 1, steps: 2, stepMs: 104},
+        {at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+        {at: 1241, tool: 'slow', count: 1, steps: 4, stepMs: 165},
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+        {at: 1451, tool: 'slow', count: 1, steps: 3, stepMs: 185},
+        {at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+      ],
+      wire: [[10, {kind: 'status', status: 500, retryAfter: undefined, after: true}]],
+      serverFaults: [[2004, 'expire-streams']],
+    },
+  ],
+  [
     // close() while start() read the store let start() go on: it resumed a call's stream after close() resolved.
     'a Client closed again while its new transport still read the store',
     {
