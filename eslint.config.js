@@ -136,6 +136,7 @@ export default defineConfig(
       '.demo/**',
       '.playground/**',
       '.soak/**',
+      '.sim/**',
       '.test-build/**',
       'docs/api/**',
       'test/package/consumer/**',
@@ -227,6 +228,23 @@ export default defineConfig(
             {
               regex: String.raw`^\.\./src/(?!(index|node|testing/node)\.ts$)`,
               message: 'The soak uses the public API only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The simulation drives the real transport and servers through their public entry points only.
+    files: ['sim/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: String.raw`^\.\./src/(?!(index|server|testing/index)\.ts$)`,
+              message: 'The simulation uses the public API only.',
             },
           ],
         },

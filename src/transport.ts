@@ -4,7 +4,7 @@ import {AppRequests, type AppRequest, type AppRequestOptions} from './delivery/a
 import {TransportCallbacks} from './delivery/callbacks.ts'
 import {LazyJournal, type Calls} from './calls/lazy-journal.ts'
 import {AnswerQueue} from './delivery/answer-queue.ts'
-import {isTransportError, TransportError} from './errors.ts'
+import {abortedError, isTransportError, TransportError} from './errors.ts'
 import {zeroMetrics, type TransportEvent, type TransportMetrics} from './events.ts'
 import {send, type PostHost, type SendOptions} from './session/post.ts'
 import {SessionEnding} from './session/ending.ts'
@@ -179,7 +179,10 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
     const stored = sessionId === undefined ? new Map<string, never>() : await this.#records.loadStreams(sessionId)
     await this.#journal.load(sessionId, new Set([...stored.keys()].map(wireIdOfKey)), lifetime.signal)
     if (sessionId === undefined) return
-    const {unanswered, unsent} = this.#inbox.serverRequests.restore(await this.#records.loadServerRequests(sessionId))
+    const kept = await this.#records.loadServerRequests(sessionId)
+    // close() came while the store was read: it found nothing to stop, so nothing may start after it.
+    if (lifetime.signal.aborted) throw abortedError(lifetime.signal)
+    const {unanswered, unsent} = this.#inbox.serverRequests.restore(kept)
     // Session resumption (the Client skips `initialize`): the standalone stream re-attaches, from its cursor if kept...
     const standalone = stored.get('standalone')
     this.#standalone.open('reattach', standalone === undefined ? undefined : {record: standalone, sessionId})

@@ -14,10 +14,14 @@ export interface RequestIdsHooks {
   dropped: (what: 'response' | 'progress', id: JsonRpcId) => void
 }
 
-/** A request on the wire: the Client's own ID, and whether its progress token was renamed with it. */
+/**
+ * A request on the wire: the Client's own ID, whether its progress token was renamed with it, and the last progress
+ * handed over for it.
+ */
 interface Pending {
   clientId: JsonRpcId
   renamedToken: boolean
+  progress: number | undefined
 }
 
 /**
@@ -36,6 +40,11 @@ export class RequestIds {
   readonly #settled = new RecentMap<JsonRpcId, boolean>(settledMemory)
   /** Wire IDs of a previous process's requests whose response streams this one resumes (see {@link adopt}). */
   readonly #adopted = new Set<number>()
+  /**
+   * Wire IDs lately given up on without an answer (a failed POST, a cancelled request) or adopted from a previous
+   * process: progress under them is never for a call of the Client's.
+   */
+  readonly #pastTokens = new RecentMap<number, true>(settledMemory)
   /** The count last announced with `pending-changed`. */
   #announced = 0
 
@@ -52,7 +61,7 @@ export class RequestIds {
     const clientId = requestIdOf(message)!
     const params = (message as {params?: {_meta?: {progressToken?: unknown}}}).params
     const renamedToken = params?._meta?.progressToken === clientId
-    this.#pending.set(wireId, {clientId, renamedToken})
+    this.#pending.set(wireId, {clientId, renamedToken, progress: undefined})
     this.#wireIds.set(clientId, wireId)
     this.#announce()
     const renamed = {...message, id: wireId} as JSONRPCMessage & {params?: object}
@@ -77,6 +86,8 @@ export class RequestIds {
     const pending = this.#pending.get(wireId)
     if (pending === undefined) return
     this.#pending.delete(wireId)
+    // A tool that may have run goes on reporting progress under the wire ID, which can be one of the Client's IDs.
+    if (pending.renamedToken) this.#pastTokens.set(wireId, true)
     this.#wireIds.delete(pending.clientId)
     this.#announce()
   }
@@ -105,6 +116,7 @@ export class RequestIds {
    */
   adopt(wireId: number): void {
     this.#adopted.add(wireId)
+    this.#pastTokens.set(wireId, true)
     this.#announce()
   }
 
@@ -143,18 +155,27 @@ export class RequestIds {
 
   /**
    * A progress notification names the token the Client chose, not the one that went on the wire; one for a
-   * request already answered (replayed from too far back) is dropped: the Client could only report it.
+   * request already answered (replayed from too far back) is dropped: the Client could only report it. So is one
+   * whose progress does not exceed the last one handed over, and one of a request given up on or of a previous
+   * process's: replays from another stream, which the event check cannot see (a server that replays the whole
+   * session's log). The latter's token may be an ID of this process's Client, which would take it for its own
+   * request's progress.
    */
   progressForClient(message: JSONRPCMessage): JSONRPCMessage | undefined {
-    const params = (message as {params?: {progressToken?: unknown}}).params
+    const params = (message as {params?: {progressToken?: unknown; progress?: unknown}}).params
     const token = params?.progressToken
     // Stryker disable next-line ConditionalExpression: requests are keyed by number
     if (typeof token !== 'number') return message
     const pending = this.#pending.get(token)
-    if (pending === undefined && this.#settled.get(token) === true) {
+    // [spec basic utilities progress] the progress value MUST increase with each notification.
+    const progress = params?.progress
+    const stale = typeof progress === 'number' && pending?.progress !== undefined && progress <= pending.progress
+    const foreign = pending === undefined && (this.#settled.get(token) === true || this.#pastTokens.has(token))
+    if (stale || foreign) {
       this.#hooks.dropped('progress', token)
       return undefined
     }
+    if (pending !== undefined && typeof progress === 'number') pending.progress = progress
     if (pending?.renamedToken !== true) return message
     return {...message, params: {...params, progressToken: pending.clientId}}
   }

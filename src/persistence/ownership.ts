@@ -1,5 +1,5 @@
 import {sleep} from '../policy/backoff.ts'
-import {TransportError} from '../errors.ts'
+import {abortedError, TransportError} from '../errors.ts'
 import type {StoreNamespace} from '../wire/namespace.ts'
 import {checkTtl, type Fence, type Lease} from './lease.ts'
 import type {JsonValue} from '../wire/jsonrpc.ts'
@@ -133,6 +133,12 @@ export class OwnedStore implements ResumptionStore {
           return
         }
         if (lease === undefined) continue
+        // close() came while the store was leasing: release() found nothing held, so give the lease up here, or its
+        // heartbeat would renew it after close() and keep every next owner out for ever.
+        if (signal.aborted) {
+          await lease.release().catch((error: unknown) => this.#report(error, name))
+          throw abortedError(signal)
+        }
         const held = {lease, fence: {lease: name, token: lease.token}}
         this.#slotNamespace = namespace
         this.#held = held

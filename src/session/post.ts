@@ -8,7 +8,14 @@ import {asError, isTransportError, neverConnected, TransportError} from '../erro
 import type {CallRecord} from '../events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from '../wire/http.ts'
 import type {Inbox} from '../delivery/inbox.ts'
-import {cancelledRequestIdOf, methodOf, parseMessages, requestIdOf, type JsonRpcId} from '../wire/jsonrpc.ts'
+import {
+  cancelledRequestIdOf,
+  methodOf,
+  parseMessages,
+  requestIdOf,
+  responseIdOf,
+  type JsonRpcId,
+} from '../wire/jsonrpc.ts'
 import {rpcErrorAnswering} from '../modern/answers.ts'
 import {requestHeaders} from '../modern/headers.ts'
 import type {Session} from './session.ts'
@@ -33,6 +40,8 @@ export interface Outgoing {
   readonly headers: Readonly<Record<string, string>>
   /** The protocol version a 2026-07-28 request's body claims: it goes without the session. */
   readonly envelopeVersion: string | undefined
+  /** For an answer to a server request, the session it was given in: it goes in that session or not at all. */
+  readonly answeredIn: {sessionId: string | undefined} | undefined
 }
 
 /** What the Client gives with one message: the v1 SDK's `TransportSendOptions`, and what the v2 SDK's adds. */
@@ -123,6 +132,7 @@ export async function send(
     session.initializing()
     if (session.id !== undefined) await host.endSession(new TransportError('aborted', 'A new session was initialized'))
   }
+  const answeredIn = responseIdOf(message) === undefined ? undefined : {sessionId: session.id}
   // The answer to a server request is stored before it is sent: a restart must not run its handler again.
   const recorded = inbox.serverRequests.recordAnswer(message)
   if (recorded !== undefined) await recorded.stored
@@ -170,7 +180,7 @@ export async function send(
   }
   // Only requests are named with it: each has a method and an ID.
   const what = `${String(method)} ${String(clientId)}`
-  const outgoing: Outgoing = {message, method, what, requestId, stream, answers, headers, envelopeVersion}
+  const outgoing: Outgoing = {message, method, what, requestId, stream, answers, headers, envelopeVersion, answeredIn}
   if (stream !== undefined) await post(host, outgoing, stream.controller.signal)
   else if (answers !== undefined)
     await host.answers.run((signal) => postAnswer(host, outgoing, answers, signal), lifetime)
@@ -248,6 +258,12 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     // [docs/failures.md] its tool may be asking the client meanwhile, on a stream nobody reads.
     if (isTransportError(failure, 'outcome-unknown')) host.standalone.wantReemission()
     return failure
+  }
+  // The session ended while the answer waited (its store write, its stream, its turn): the request died with it, and
+  // its answer means nothing without it, nor in the next one.
+  if (outgoing.answeredIn !== undefined && outgoing.answeredIn.sessionId !== session.id) {
+    if (answers !== undefined) inbox.serverRequests.answerSent(answers, false)
+    return
   }
   // [spec 2026-07-28] a request of that era goes without the session: the era has none.
   const sentSession = envelopeVersion === undefined ? session.id : undefined

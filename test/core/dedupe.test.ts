@@ -8,9 +8,9 @@ import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprot
 import fc from 'fast-check'
 import {http} from 'msw'
 import {describe, expect, it} from 'vitest'
-import type {ResumableHTTPClientTransportOptions} from '../../src/index.ts'
+import {MemoryStore, type ResumableHTTPClientTransportOptions} from '../../src/index.ts'
 import type {ReferenceServer} from '../../src/testing/index.ts'
-import {connect, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
+import {connect, dieMidCall, eventsOf, network, until, url, useMock} from '../fixtures/harness.ts'
 import {answerToolCalls, encoder, frame, result, sse, tap} from '../fixtures/wire.ts'
 
 /** A notification told apart by `n`. */
@@ -340,6 +340,98 @@ describe('progress of a request already answered', () => {
     expect(eventsOf(events, 'duplicate-dropped')).toEqual(
       renamed ? [{type: 'duplicate-dropped', what: 'progress', id: wire!.id}] : [],
     )
+    await client.close()
+  })
+})
+
+describe('progress of a request still pending', () => {
+  const progress = (token: unknown, n: number): object => ({
+    jsonrpc: '2.0',
+    method: 'notifications/progress',
+    params: {progressToken: token, progress: n},
+  })
+
+  it('progress replayed on another stream (a server that replays the whole session) is dropped: it must increase', async () => {
+    const {client, transport, gets, events, delivered} = await setup()
+    let token: unknown
+    answerToolCalls((_wireId, wireToken) => {
+      token = wireToken
+      return sse([frame('p1', progress(wireToken, 1)), frame('p2', progress(wireToken, 2))], 'open')
+    })
+    void transport.send({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {name: 'echo', _meta: {progressToken: 7}},
+    })
+    const progressDelivered = (): unknown[] =>
+      delivered.filter((message) => 'method' in message && message.method === 'notifications/progress')
+    await until(() => progressDelivered().length === 2)
+    // Other event IDs, on the standalone stream: only the progress values tell the replay apart.
+    gets.channels[0]!.push(frame('s1', progress(token, 1)), frame('s2', progress(token, 3)), frame('s3', note(1)))
+    await until(() => countOf(delivered, 1) === 1)
+    expect(progressDelivered()).toEqual([progress(7, 1), progress(7, 2), progress(7, 3)])
+    expect(eventsOf(events, 'duplicate-dropped')).toEqual([{type: 'duplicate-dropped', what: 'progress', id: token}])
+    await client.close()
+  })
+})
+
+describe('progress of a request whose POST failed', () => {
+  it('replayed on another stream after a 500 (the tool may have run) is dropped, not handed to the Client', async () => {
+    const {client, transport, gets, events, delivered} = await setup()
+    let token: unknown
+    answerToolCalls((_wireId, wireToken) => {
+      token = wireToken
+      return new Response('failed', {status: 500})
+    })
+    const sent = transport.send({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {name: 'echo', _meta: {progressToken: 7}},
+    })
+    await expect(sent).rejects.toThrow()
+    // The standalone stream re-attaches, for the requests the tool may ask meanwhile.
+    await until(() => gets.channels.length === 2)
+    const progress = {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: token, progress: 1}}
+    gets.channels[1]!.push(frame('s1', progress), frame('s2', note(1)))
+    await until(() => countOf(delivered, 1) === 1)
+    expect(delivered.filter((message) => 'method' in message && message.method === 'notifications/progress')).toEqual(
+      [],
+    )
+    expect(eventsOf(events, 'duplicate-dropped')).toContainEqual({
+      type: 'duplicate-dropped',
+      what: 'progress',
+      id: token,
+    })
+    await client.close()
+  })
+})
+
+describe("progress of a previous process's request", () => {
+  it('replayed on another stream of the next process is dropped, not handed to the Client under a token of its own', async () => {
+    const mock = useMock()
+    const store = new MemoryStore()
+    await dieMidCall(store, 2)
+    // The next process: its standalone GET is a channel of the test's; the call's stream is resumed from the mock.
+    const gets = serveGets(mock, (index) => gets.lastEventIds[index] !== undefined)
+    const {client, transport, events} = await connect({store})
+    const delivered = tap(transport)
+    const resumed = () => eventsOf(events, 'reconnect').find((event) => event.stream === 'request')
+    await until(() => gets.channels.length === 1 && resumed() !== undefined)
+    const adopted = resumed()!.requestId!
+    // Its progress notifications carry the previous process's wire ID as their token.
+    const progress = {jsonrpc: '2.0', method: 'notifications/progress', params: {progressToken: adopted, progress: 9}}
+    gets.channels[0]!.push(frame('s1', progress), frame('s2', note(1)))
+    await until(() => countOf(delivered, 1) === 1)
+    expect(delivered.filter((message) => 'method' in message && message.method === 'notifications/progress')).toEqual(
+      [],
+    )
+    expect(eventsOf(events, 'duplicate-dropped')).toContainEqual({
+      type: 'duplicate-dropped',
+      what: 'progress',
+      id: adopted,
+    })
     await client.close()
   })
 })

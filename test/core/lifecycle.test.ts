@@ -3,8 +3,14 @@ import {getEventListeners} from 'node:events'
 import {http, HttpResponse} from 'msw'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 import {ToolListChangedNotificationSchema} from '@modelcontextprotocol/sdk/types.js'
-import {isTransportError, MemoryStore, ResumableHTTPClientTransport, type JsonRpcId} from '../../src/index.ts'
-import {connect, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
+import {
+  isTransportError,
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  type JsonRpcId,
+  type ResumptionStore,
+} from '../../src/index.ts'
+import {connect, dieMidCall, eventsOf, interceptGets, network, until, url, useMock} from '../fixtures/harness.ts'
 import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
 import {pendingTimers, realTurns, timersBesidesUndici} from '../fixtures/timing.ts'
 import {answerToolCalls, encoder, eventStream, failure, frame, result, sse} from '../fixtures/wire.ts'
@@ -12,6 +18,18 @@ import {answerToolCalls, encoder, eventStream, failure, frame, result, sse} from
 afterEach(() => {
   vi.useRealTimers()
 })
+
+/** `memory` with some of its calls replaced. */
+function storeOver(memory: MemoryStore, replaced: Partial<ResumptionStore>): ResumptionStore {
+  return {
+    get: (key) => memory.get(key),
+    set: (key, value, fence) => memory.set(key, value, fence),
+    delete: (key, fence) => memory.delete(key, fence),
+    list: (prefix) => memory.list(prefix),
+    acquire: (name, ttlMs) => memory.acquire(name, ttlMs),
+    ...replaced,
+  }
+}
 
 describe('close()', () => {
   it('aborts every stream and backoff timer, leaves nothing running and sends no DELETE', async () => {
@@ -81,6 +99,65 @@ describe('close()', () => {
     // The session outlived the closed transport: the Client does not initialize again.
     expect(mock.requests('POST', 'initialize')).toHaveLength(1)
     await client.close()
+  })
+
+  it('during start(), while the store is still leasing, gives the lease up: the next owner takes the session at once', async () => {
+    const memory = new MemoryStore()
+    let leased: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (leased = resolve))
+    const slowLease = storeOver(memory, {
+      acquire: async (name, ttlMs) => {
+        await gate
+        return memory.acquire(name, ttlMs)
+      },
+    })
+    const first = new ResumableHTTPClientTransport(new URL(url), {store: slowLease, leaseTtlMs: 60_000})
+    const starting = first.start().catch((error: unknown) => error)
+    await first.close()
+    leased()
+    const outcome = await starting
+
+    // With ownership 'wait', a lease still held would keep this start() waiting for its 60 s.
+    const next = new ResumableHTTPClientTransport(new URL(url), {store: memory, ownership: 'wait', leaseTtlMs: 60_000})
+    const started = await Promise.race([
+      next.start().then(() => 'started'),
+      new Promise((resolve) => setTimeout(resolve, 1_000, 'still waiting')),
+    ])
+    await next.close()
+    expect(started).toBe('started')
+    expect(isTransportError(outcome, 'aborted')).toBe(true)
+  })
+
+  it("during start(), while the store still reads a call's stream to resume, opens no stream: nothing fetched after close()", async () => {
+    const mock = useMock()
+    const memory = new MemoryStore()
+    // A session with a call's stream to resume: a next start() opens it once the store is read.
+    await dieMidCall(memory, 2)
+    const getsBefore = mock.requests('GET').length
+    let reading: () => void = () => undefined
+    const read = new Promise<void>((resolve) => (reading = resolve))
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slowStreams = storeOver(memory, {
+      get: async (key) => {
+        if (key.includes('#stream:')) {
+          reading()
+          await gate
+        }
+        return memory.get(key)
+      },
+    })
+    const reconnect = {minDelayMs: 1, maxDelayMs: 5}
+    const transport = new ResumableHTTPClientTransport(new URL(url), {store: slowStreams, reconnect})
+    const starting = transport.start().catch((error: unknown) => error)
+    await read
+    await transport.close()
+    release()
+    const outcome = await starting
+    // Time for a stream opened anyway to reach the server.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(mock.requests('GET').slice(getsBefore)).toEqual([])
+    expect(isTransportError(outcome, 'aborted')).toBe(true)
   })
 
   it('refuses a second start()', async () => {

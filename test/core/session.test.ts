@@ -5,7 +5,14 @@ import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
-import {isTransportError, ResumableHTTPClientTransport, type FetchLike, type TransportEvent} from '../../src/index.ts'
+import {
+  isTransportError,
+  MemoryStore,
+  ResumableHTTPClientTransport,
+  type FetchLike,
+  type ResumptionStore,
+  type TransportEvent,
+} from '../../src/index.ts'
 import {
   connect,
   eventsOf,
@@ -324,6 +331,70 @@ describe('session IDs anywhere else are ignored', () => {
     await transport.send({jsonrpc: '2.0', method: 'notifications/roots/list_changed'})
     expect(sent).toEqual([null, null])
     await transport.close()
+  })
+})
+
+describe('an answer to a server request of a session that expired while the answer was being stored', () => {
+  it('is not POSTed: neither without a session nor into the next one', async () => {
+    const mock = useMock()
+    const memory = new MemoryStore()
+    let storing: () => void = () => undefined
+    const asked = new Promise<void>((resolve) => (storing = resolve))
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const store: ResumptionStore = {
+      get: (key) => memory.get(key),
+      list: (prefix) => memory.list(prefix),
+      delete: (key, fence) => memory.delete(key, fence),
+      acquire: (name, ttlMs) => memory.acquire(name, ttlMs),
+      // The Client's answer is stored before it is sent: that write waits here.
+      set: async (key, value, fence) => {
+        if (key.includes('#request:') && JSON.stringify(value).includes('"result"')) {
+          storing()
+          await gate
+        }
+        return memory.set(key, value, fence)
+      },
+    }
+    const {client} = await connect({store})
+    void client.callTool({name: 'ask'}).catch(() => undefined)
+    await asked
+    mock.faults.expireSession()
+    await expect(client.listTools()).rejects.toThrow()
+    release()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(mock.requests('POST').filter((entry) => entry.rpcMethod === undefined)).toEqual([])
+    await client.close()
+  })
+
+  it('waiting its turn behind another answer while the session expired, is not POSTed without a session', async () => {
+    const mock = useMock()
+    let holding: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (holding = resolve))
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    // The first answer's POST is slow: the second one waits its turn (one answer at a time).
+    network.use(
+      http.post(url, async ({request}) => {
+        const body = (await request.clone().json()) as {method?: string; id?: unknown}
+        if (body.method === undefined && body.id === 'srv-1') {
+          holding()
+          await gate
+        }
+        return undefined
+      }),
+    )
+    const {client} = await connect({limits: {maxConcurrentAnswers: 1}})
+    void client.callTool({name: 'ask', arguments: {count: 2}}).catch(() => undefined)
+    await held
+    mock.faults.expireSession()
+    await expect(client.listTools()).rejects.toThrow()
+    release()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(
+      mock.requests('POST').filter((entry) => entry.rpcMethod === undefined && entry.sessionId === undefined),
+    ).toEqual([])
+    await client.close()
   })
 })
 

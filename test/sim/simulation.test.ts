@@ -1,0 +1,181 @@
+/**
+ * The simulation (docs/simulation.md) on its own terms: a seed replays the same run, trace included, whatever ran
+ * before it; a short run passes; the schedules of the bugs it found pass now.
+ */
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {installClock, uninstallClock, VirtualClock} from '../../sim/clock.ts'
+import {describeFailure, emptyTally, judge, runSeeds} from '../../sim/runner.ts'
+import {quiet, scheduleOf, type Schedule} from '../../sim/schedule.ts'
+
+const clock = new VirtualClock()
+beforeAll(() => installClock(clock))
+afterAll(() => uninstallClock())
+
+const traceOf = async (schedule: Schedule): Promise<string> => (await judge(schedule, clock)).ledger.trace.format()
+
+describe('determinism', () => {
+  it('a seed replays the same trace, before and after other schedules ran', async () => {
+    const first = await traceOf(scheduleOf(40))
+    await runSeeds([41, 42, 43], clock, emptyTally())
+    expect(await traceOf(scheduleOf(40))).toBe(first)
+    expect(first).toMatch(/POST tools\/call/)
+  })
+})
+
+describe('a failing schedule, written out', () => {
+  it('names the seed, the invariant, the schedule and the replay, then the trace with both headers of every reconnect', async () => {
+    const {ledger} = await judge(
+      {
+        ...quiet,
+        calls: [{at: 0, tool: 'slow', count: 1, steps: 2, stepMs: 10}],
+        wire: [[4, {kind: 'cut', atByte: 90}]],
+      },
+      clock,
+    )
+    const text = describeFailure(
+      5,
+      {
+        schedule: ledger.schedule,
+        path: '1:2',
+        ledger,
+        violations: [{invariant: 'tools/call run at most once', detail: 'call1 ran 2 times'}],
+      },
+      'npm run sim',
+    )
+    expect(text).toContain('seed 5: "tools/call run at most once" broken')
+    expect(text).toContain('  - tools/call run at most once: call1 ran 2 times')
+    expect(text).toContain(`schedule: ${JSON.stringify(ledger.schedule)}`)
+    expect(text).toContain('replay: npm run sim -- --seed 5 --path 1:2')
+    expect(text).toMatch(/#4 c1 POST tools\/call slow #1 \(Mcp-Session-Id ref-1\) \[fault {"kind":"cut","atByte":90}\]/)
+    expect(text).toMatch(/c1 GET {2}\(Mcp-Session-Id ref-1, Last-Event-ID p\d+_\d+\)/)
+  })
+})
+
+describe('a short run', () => {
+  it('40 schedules (seeds 400 to 439) break no invariant', async () => {
+    const tally = await runSeeds(
+      Array.from({length: 40}, (_, index) => 400 + index),
+      clock,
+      emptyTally(),
+    )
+    expect(tally.findings).toEqual([])
+    expect(tally.schedules).toBe(40)
+    expect(tally.calls).toBeGreaterThan(100)
+    expect(tally.faults).toBeGreaterThan(50)
+  })
+})
+
+/**
+ * The schedules (shrunk by the simulation) that broke an invariant on main before a fix: each fails with that fix
+ * reverted.
+ */
+const regressions: [string, Schedule][] = [
+  [
+    // close() while start() awaited the store's lease left the lease renewed for ever: the next process waited.
+    'a Client closed to reconnect while its transport still leased the session',
+    {
+      ...quiet,
+      storeLatencyMs: 2,
+      calls: [{at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0}],
+      clientFaults: [[1, 'reconnect']],
+    },
+  ],
+  [
+    // A call's resumed stream replayed another stream's progress: the Client got progress 1 twice.
+    'a cursor-per-session server replaying the whole session on a resumed stream',
+    {
+      ...quiet,
+      mode: 'cursor-per-session',
+      calls: [
+        {at: 1, tool: 'slow', count: 1, steps: 1, stepMs: 0},
+        {at: 0, tool: 'slow', count: 1, steps: 1, stepMs: 2},
+        {at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+      ],
+      serverFaults: [[1, 'expire-streams']],
+    },
+  ],
+  [
+    // A previous process's progress, replayed on another stream, reached the Client as its own call's (4, then 1).
+    "a cursor-per-session server replaying a previous process's progress on the next one's call",
+    {
+      ...quiet,
+      mode: 'cursor-per-session',
+      retryMs: 0,
+      calls: [
+        {at: 0, tool: 'slow', count: 1, steps: 4, stepMs: 132},
+        {at: 528, tool: 'slow', count: 1, steps: 1, stepMs: 0},
+        {at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+      ],
+      serverFaults: [[528, 'disconnect']],
+      clientFaults: [[0, 'reconnect']],
+    },
+  ],
+  [
+    // A restored answer waited for the store while its session expired, then went out with no session at all.
+    'a session lost at once, and the first process killed',
+    {
+      ...quiet,
+      calls: [
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+      ],
+      store: [[8, {kind: 'fail'}]],
+      serverFaults: [[0, 'expire-session']],
+      clientFaults: [[0, 'kill']],
+    },
+  ],
+  [
+    // A restored answer waited while the session expired, then went out with no session at all.
+    "a session lost while a next process still restored its predecessor's answers",
+    {
+      ...quiet,
+      latencyMs: 1,
+      seed: 411242367,
+      calls: [{at: 175, tool: 'ask', count: 2, steps: 1, stepMs: 0}],
+      wire: [[3, {kind: 'status', status: 500, retryAfter: undefined, after: true}]],
+      store: [[9, {kind: 'crash-after'}]],
+      serverFaults: [[181, 'expire-session']],
+    },
+  ],
+  [
+    // A call whose POST failed after the tool ran: its progress, replayed on another stream, went to another call.
+    'a cursor-per-session server replaying the progress of a call whose POST failed',
+    {
+      ...quiet,
+      mode: 'cursor-per-session',
+      calls: [
+        {at: 1796, tool: 'slow', count: 1, steps: 2, stepMs: 104},
+        {at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+        {at: 1241, tool: 'slow', count: 1, steps: 4, stepMs: 165},
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+        {at: 1451, tool: 'slow', count: 1, steps: 3, stepMs: 185},
+        {at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+      ],
+      wire: [[10, {kind: 'status', status: 500, retryAfter: undefined, after: true}]],
+      serverFaults: [[2004, 'expire-streams']],
+    },
+  ],
+  [
+    // close() while start() read the store let start() go on: it resumed a call's stream after close() resolved.
+    'a Client closed again while its new transport still read the store',
+    {
+      ...quiet,
+      retryMs: 0,
+      storeLatencyMs: 2,
+      calls: [{at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0}],
+      store: [[3, {kind: 'fail'}]],
+      clientFaults: [
+        [927, 'reconnect'],
+        [933, 'reconnect'],
+      ],
+    },
+  ],
+]
+
+describe('regression schedules', () => {
+  it.each(regressions)('%s: every invariant holds', async (_name, schedule) => {
+    const {violations} = await judge(schedule, clock)
+    expect(violations).toEqual([])
+  })
+})
