@@ -122,7 +122,7 @@ export class ResumableHTTPClientTransport extends TransportCallbacks implements 
       answers: new AnswerQueue(this.#options.limits.maxConcurrentAnswers, (event) => this.#emit(event)),
       addStream: (init) => this.#streams.add(this.#requireStarted().signal, init),
       endSession: (error) => this.#ending.end(error).cleared,
-      follow: (stream, body) => this.#track(this.#lifecycle.follow(stream, body)),
+      follow: (stream, body, sentAt) => this.#track(this.#lifecycle.follow(stream, body, sentAt)),
       expireSession: (error) => this.#ending.expire(error, false),
       sessionRefused: (...refusal) => this.#ending.sessionRefused(...refusal),
       standalone: this.#standalone,

@@ -8,6 +8,7 @@ import {asError, isTransportError, neverConnected, TransportError} from '../erro
 import type {CallRecord} from '../events.ts'
 import {discard, exchange, httpError, isEventStream, isJson, type HttpClient} from '../wire/http.ts'
 import type {Inbox} from '../delivery/inbox.ts'
+import {moment} from '../delivery/server-requests.ts'
 import {
   cancelledRequestIdOf,
   methodOf,
@@ -68,7 +69,8 @@ export interface PostHost {
   /** Ends the session (a new one is being initialized); resolves when its records are gone. */
   endSession(error: TransportError): Promise<void>
   /** Follows a request's answer stream in the background. */
-  follow(stream: Stream, body: ReadableStream<Uint8Array>): void
+  /** Reads `body`, the stream of a POST sent at `sentAt` (a `moment()`). */
+  follow(stream: Stream, body: ReadableStream<Uint8Array>, sentAt: number): void
   expireSession(error: TransportError): Promise<void>
   /**
    * A POST that carried session `sessionId` was refused 400 or 410: the status of the session's GET when that refused
@@ -228,7 +230,8 @@ async function postAnswer(host: PostHost, outgoing: Outgoing, id: JsonRpcId, sig
       () => {},
     )
     if (refusal !== undefined) throw refusal.error
-    taken = true
+    // Not sent when its session ended meanwhile (see post()).
+    taken = outgoing.answeredIn?.sessionId === host.session.id
   } finally {
     // On its way until its last attempt is over: a copy of the request read between two attempts gets nothing.
     host.inbox.serverRequests.answerSent(id, taken)
@@ -261,13 +264,12 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
   }
   // The session ended while the answer waited (its store write, its stream, its turn): the request died with it, and
   // its answer means nothing without it, nor in the next one.
-  if (outgoing.answeredIn !== undefined && outgoing.answeredIn.sessionId !== session.id) {
-    if (answers !== undefined) inbox.serverRequests.answerSent(answers, false)
-    return
-  }
+  if (outgoing.answeredIn !== undefined && outgoing.answeredIn.sessionId !== session.id) return
   // [spec 2026-07-28] a request of that era goes without the session: the era has none.
   const sentSession = envelopeVersion === undefined ? session.id : undefined
   let response: Response
+  // Before the POST goes: a copy of a server request on its stream may have been written before an answer was taken.
+  const sentAt = moment()
   try {
     response = await exchange(host.http, {
       method: 'POST',
@@ -346,7 +348,7 @@ async function post(host: PostHost, outgoing: Outgoing, signal: AbortSignal): Pr
     return
   }
   if (answer === 'event-stream') {
-    host.follow(stream!, response.body!)
+    host.follow(stream!, response.body!, sentAt)
     return
   }
   let messages: JSONRPCMessage[]

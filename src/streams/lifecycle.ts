@@ -90,10 +90,10 @@ export class StreamLifecycle {
   }
 
   /** Follows `stream` from its first connection, already open: a POST answered with an event stream. */
-  follow(stream: Stream, body: ReadableStream<Uint8Array>): Promise<void> {
+  follow(stream: Stream, body: ReadableStream<Uint8Array>, sentAt: number): Promise<void> {
     return this.#run(stream, async () => {
       // Stryker disable next-line StringLiteral: a branch is read only to tell a session resumption
-      const connection = stream.connect('open', undefined)
+      const connection = stream.connect('open', undefined, sentAt)
       const outcome = await this.#host.read(connection, body).finally(() => connection.release())
       return outcome === 'completed' ? {reason: 'completed'} : 'broke'
     })

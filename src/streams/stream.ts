@@ -247,9 +247,12 @@ export class Stream {
     this.#connection?.end(why)
   }
 
-  /** A connection of this stream, from its request to the end of its reading: see {@link Connection}. */
-  connect(branch: ReconnectBranch | 'open', lastEventId: string | undefined): Connection {
-    const connection: Connection = new Connection(this, branch, lastEventId, () => {
+  /**
+   * A connection of this stream, from its request (sent at `sentAt`, a `moment()`: now unless it went before) to the
+   * end of its reading: see {@link Connection}.
+   */
+  connect(branch: ReconnectBranch | 'open', lastEventId: string | undefined, sentAt = moment()): Connection {
+    const connection: Connection = new Connection(this, branch, lastEventId, sentAt, () => {
       if (this.#connection === connection) this.#connection = undefined
     })
     this.#connection = connection
@@ -285,14 +288,21 @@ export class Connection extends ChildAbort {
   /** Why it ended alone, if it did. */
   endedBy: ConnectionEnd | undefined
   /** When it was requested, in the order answers are taken in (see `asksAgain`). */
-  readonly sentAt = moment()
+  readonly sentAt: number
   readonly #released: () => void
 
-  constructor(stream: Stream, branch: ReconnectBranch | 'open', lastEventId: string | undefined, released: () => void) {
+  constructor(
+    stream: Stream,
+    branch: ReconnectBranch | 'open',
+    lastEventId: string | undefined,
+    sentAt: number,
+    released: () => void,
+  ) {
     super(stream.controller.signal)
     this.stream = stream
     this.branch = branch
     this.lastEventId = lastEventId
+    this.sentAt = sentAt
     this.#released = released
   }
 

@@ -456,6 +456,33 @@ describe('a server request re-emitted twice once answered', () => {
   })
 })
 
+describe("a server request re-emitted to the standalone stream before it comes on its call's stream", () => {
+  it('is not answered again when its copy on the call stream comes after the server took the answer', async () => {
+    const s = await setup()
+    // The call's stream is written to by the test; the copy on the standalone stream comes first.
+    let call!: ReadableStreamDefaultController<Uint8Array>
+    const calls = answerToolCalls(
+      () =>
+        new Response(new ReadableStream<Uint8Array>({start: (c) => (call = c)}), {
+          headers: {'content-type': 'text/event-stream'},
+        }),
+    )
+    const tool = s.client.callTool({name: 'echo'})
+    await until(() => calls.length === 1)
+    s.gets.channels[0]!.push(frame('g1', samplingRequest('srv-1')))
+    await until(() => answersTo(s.mock, 'srv-1').length === 1)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The server wrote the request on the call's stream before it took the answer; the client reads it only now.
+    call.enqueue(encoder.encode(frame('c1', samplingRequest('srv-1')) + frame('c2', result(calls[0]!.id))))
+    await expect(tool).resolves.toMatchObject({content: [{text: 'ok'}]})
+    await new Promise((resolve) => setTimeout(resolve, 20))
+
+    expect(answersTo(s.mock, 'srv-1')).toHaveLength(1)
+    expect(eventsOf(s.events, 'cached-answer-resent')).toEqual([])
+    await s.client.close()
+  })
+})
+
 describe('a server request that comes again while the POST of its answer waits to retry', () => {
   it('is not answered again: the answer is on its way until its last attempt', async () => {
     const s = await setup(undefined, {reconnect: {minDelayMs: 100, maxDelayMs: 100}})
