@@ -121,6 +121,8 @@ export async function send(
       `Session ${session.expired} has expired; ${String(method)} was not sent: initialize a new session`,
     )
   }
+  // An answer to a server request of a session that expired has nowhere to go: the request died with the session.
+  if (responseIdOf(message) !== undefined && session.expired !== undefined) return
   // A stored session's handshake is answered from the store: the server knows this session already.
   const replayed = method === 'initialize' ? session.takeReplay() : undefined
   if (replayed !== undefined) {

@@ -1,8 +1,9 @@
 /**
  * Test plan A (session establishment and headers), plus attaching to a session the app kept itself.
  */
+import type {Client} from '@modelcontextprotocol/sdk/client/index.js'
 import type {JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
-import {McpError} from '@modelcontextprotocol/sdk/types.js'
+import {CreateMessageRequestSchema, McpError} from '@modelcontextprotocol/sdk/types.js'
 import {http, HttpResponse} from 'msw'
 import {describe, expect, it} from 'vitest'
 import {
@@ -24,6 +25,7 @@ import {
   url,
   useMock,
 } from '../fixtures/harness.ts'
+import type {ReferenceServer} from '../../src/testing/index.ts'
 import {RecordingStore} from '../fixtures/recording-store.ts'
 import {failure} from '../fixtures/wire.ts'
 
@@ -334,6 +336,26 @@ describe('session IDs anywhere else are ignored', () => {
   })
 })
 
+/**
+ * Calls `ask`; once `asked`, the session expires (a call sees it), then `release()` lets the answer go on: no answer
+ * may reach the server after that.
+ */
+async function expectNoAnswerAfterExpiry(
+  mock: ReferenceServer,
+  client: Client,
+  asked: Promise<void>,
+  release: () => void,
+): Promise<void> {
+  void client.callTool({name: 'ask'}).catch(() => undefined)
+  await asked
+  mock.faults.expireSession()
+  await expect(client.listTools()).rejects.toThrow()
+  release()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  expect(mock.requests('POST').filter((entry) => entry.rpcMethod === undefined)).toEqual([])
+  await client.close()
+}
+
 describe('an answer to a server request of a session that expired while the answer was being stored', () => {
   it('is not POSTed: neither without a session nor into the next one', async () => {
     const mock = useMock()
@@ -357,14 +379,7 @@ describe('an answer to a server request of a session that expired while the answ
       },
     }
     const {client} = await connect({store})
-    void client.callTool({name: 'ask'}).catch(() => undefined)
-    await asked
-    mock.faults.expireSession()
-    await expect(client.listTools()).rejects.toThrow()
-    release()
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(mock.requests('POST').filter((entry) => entry.rpcMethod === undefined)).toEqual([])
-    await client.close()
+    await expectNoAnswerAfterExpiry(mock, client, asked, release)
   })
 
   it('waiting its turn behind another answer while the session expired, is not POSTed without a session', async () => {
@@ -395,6 +410,23 @@ describe('an answer to a server request of a session that expired while the answ
       mock.requests('POST').filter((entry) => entry.rpcMethod === undefined && entry.sessionId === undefined),
     ).toEqual([])
     await client.close()
+  })
+})
+
+describe('an answer the Client gives once the session of its request expired', () => {
+  it('is not POSTed without a session: the request died with its session', async () => {
+    const mock = useMock()
+    let asked: () => void = () => undefined
+    const handled = new Promise<void>((resolve) => (asked = resolve))
+    let release: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const {client} = await connect()
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      asked()
+      await gate
+      return {model: 'm', role: 'assistant', content: {type: 'text', text: 'late'}}
+    })
+    await expectNoAnswerAfterExpiry(mock, client, handled, release)
   })
 })
 
