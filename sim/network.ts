@@ -5,18 +5,9 @@
  * each hit one fetch, by its number: refused before the server sees it, lost after the server took it, a gateway's
  * status, a body cut at a byte, a body left half-open.
  */
-import type {Trace, WireEvent} from './trace.ts'
+import type {Trace, WireEvent, WireFault} from './trace.ts'
 
 export type Handle = (request: Request) => Promise<Response>
-
-/** What one fetch suffers (the nth of the schedule, counted over every process). */
-export type WireFault =
-  | {kind: 'refuse'}
-  | {kind: 'lose-answer'}
-  | {kind: 'status'; status: number; retryAfter: number | undefined; after: boolean}
-  | {kind: 'cut'; atByte: number}
-  | {kind: 'half-open'; atByte: number}
-  | {kind: 'slow'; ms: number}
 
 /** One client process's side of the network: dead once the process is killed. */
 export interface Endpoint {

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check'
 import type {ServerMode} from '../src/testing/index.ts'
-import type {WireFault} from './network.ts'
+import type {WireFault} from './trace.ts'
 import type {ServerFault} from './servers.ts'
 import type {StoreFault} from './store.ts'
 

@@ -4,7 +4,15 @@
  * and the clients' side (calls, server requests handled, answers).
  */
 import {epoch} from './clock.ts'
-import type {WireFault} from './network.ts'
+
+/** What one fetch suffers (the nth of the schedule, counted over every process). */
+export type WireFault =
+  | {kind: 'refuse'}
+  | {kind: 'lose-answer'}
+  | {kind: 'status'; status: number; retryAfter: number | undefined; after: boolean}
+  | {kind: 'cut'; atByte: number}
+  | {kind: 'half-open'; atByte: number}
+  | {kind: 'slow'; ms: number}
 
 /** A JSON-RPC message as the sim looks at it. */
 export interface Message {
