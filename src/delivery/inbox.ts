@@ -23,13 +23,13 @@ export interface InboxHooks extends Pick<ServerRequestsHooks, 'store' | 'resumed
   readonly limits: Pick<Limits, 'dedupeBytes' | 'keptRequestBytes' | 'maxConcurrentAnswers'>
 }
 
-/** The stream messages came on, as delivery sees it (a `Stream` of src/streams/stream.ts). */
-/** The connection that brought messages. */
+/** The connection that brought messages (a `Connection` of src/streams/stream.ts). */
 export interface Via extends Arrival {
   /** Attached without `Last-Event-ID`, where the server re-emits its pending requests. */
   readonly reemits: boolean
 }
 
+/** The stream messages came on, as delivery sees it (a `Stream` of src/streams/stream.ts). */
 export interface Carrier {
   readonly controller: AbortController
   /** Left by a previous process: its messages were meant for that process's Client. */
@@ -76,9 +76,9 @@ export class Inbox {
 
   /**
    * Hands `messages` to the Client in order, each unless it was delivered already: those `via` a connection of
-   * `stream`, or of a JSON answer without them. Yields a turn before a response that follows other messages: [SDK interop] the SDK Client
-   * dispatches a notification one microtask after receiving it but settles a response at once, so a request's last
-   * progress and its response in one turn would lose the progress.
+   * `stream`, or of a JSON answer without them. Yields a turn before a response that follows other messages:
+   * [SDK interop] the SDK Client dispatches a notification one microtask after receiving it but settles a response
+   * at once, so a request's last progress and its response in one turn would lose the progress.
    */
   async deliver(messages: readonly JSONRPCMessage[], stream?: Carrier, via?: Via): Promise<void> {
     // Stryker disable next-line BooleanLiteral: a turn more changes no order

@@ -62,11 +62,6 @@ export async function readConnection(
   body: ReadableStream<Uint8Array>,
 ): Promise<ReadOutcome> {
   const {stream} = connection
-  const via = {
-    reemits: connection.branch === 'session-resumption',
-    sentAt: connection.sentAt,
-    resumed: connection.resumed,
-  }
   const openedAt = Date.now()
   const silence = watchSilence(connection, host.options.resumeTimeoutMs)
   const batches = new EventBatches(body, connection.signal, host.options.limits.maxEventBytes, () =>
@@ -89,7 +84,7 @@ export async function readConnection(
       if (next?.fresh === true) stream.broughtNews()
       if (ready !== undefined) {
         await ready.stored
-        await host.inbox.deliver(ready.messages, stream, via)
+        await host.inbox.deliver(ready.messages, stream, connection)
         if (stream.answered) break
       }
       ready = next

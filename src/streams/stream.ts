@@ -311,6 +311,11 @@ export class Connection extends ChildAbort {
     return this.lastEventId !== undefined
   }
 
+  /** Attached without `Last-Event-ID` to a session: the server re-emits its pending requests on it. */
+  get reemits(): boolean {
+    return this.branch === 'session-resumption'
+  }
+
   /** Ends this connection alone, saying why; the stream lives on. Nothing once it is aborted already. */
   end(why: ConnectionEnd): void {
     if (this.signal.aborted) return
