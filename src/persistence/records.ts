@@ -116,14 +116,19 @@ export class SessionRecords {
     return this.#store.coalesced(this.#key('session'), () => value)
   }
 
-  /** Forgets the session and every record of it: nothing outlives the session that produced it. */
+  /**
+   * Forgets the session and every record of it: nothing outlives the session that produced it. The session record
+   * goes first: a process that dies before the rest are gone leaves records no session names (loads skip them), never
+   * a session to resume without the answers it kept (docs/design.md#what-is-persisted).
+   */
   clearSession(): Promise<void> {
     const session = this.#key('session')
     const {store} = this.#store
     return this.#store.write(session, async () => {
+      await this.#store.call(() => store.delete(session))
       const prefixes = [this.#key('stream:'), this.#key('request:')]
       const keys = await Promise.all(prefixes.map((prefix) => this.#store.call(() => store.list(prefix))))
-      await Promise.all([...keys.flat(), session].map((key) => this.#store.call(() => store.delete(key))))
+      await Promise.all(keys.flat().map((key) => this.#store.call(() => store.delete(key))))
     })
   }
 

@@ -4,9 +4,9 @@
  */
 import {CreateMessageRequestSchema, type JSONRPCMessage} from '@modelcontextprotocol/sdk/types.js'
 import {describe, expect, it} from 'vitest'
-import type {FetchLike} from '../../src/index.ts'
+import type {FetchLike, JsonValue} from '../../src/index.ts'
 import {connect, until, useMock} from '../fixtures/harness.ts'
-import {SlowApplyStore} from '../fixtures/recording-store.ts'
+import {RecordingStore, SlowApplyStore} from '../fixtures/recording-store.ts'
 
 /** A fetch that calls `check` with each POSTed JSON-RPC body and whether it carries a session, as it goes out. */
 function checkingFetch(check: (body: Record<string, unknown>, inSession: boolean) => void): FetchLike {
@@ -139,5 +139,55 @@ describe('close()', () => {
     // The session record is written when initialize is answered, then again with the negotiated version.
     await transport.close()
     expect(store.appliedSession()).toMatchObject({sessionId: 'session-1', protocolVersion: '2025-11-25'})
+  })
+})
+
+/** A RecordingStore whose process dies at its first delete once `dying` is set: that delete and every later write fail. */
+class DyingStore extends RecordingStore {
+  dying = false
+  dead = false
+
+  override set(key: string, value: JsonValue): Promise<void> {
+    return this.dead ? Promise.reject(new Error('the process is dead')) : super.set(key, value)
+  }
+
+  override delete(key: string): Promise<void> {
+    if (this.dying && !this.dead) {
+      this.dead = true
+      // The first delete still lands; the process dies right after it.
+      return super.delete(key)
+    }
+    return this.dead ? Promise.reject(new Error('the process is dead')) : super.delete(key)
+  }
+}
+
+describe('the end of a session', () => {
+  it('deletes the session record before any record of it: a process that dies in between leaves no session to resume without its answers', async () => {
+    const mock = useMock()
+    const store = new DyingStore()
+    const {client} = await connect({store})
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      model: 'm',
+      role: 'assistant',
+      content: {type: 'text', text: 'kept while the session lives'},
+    }))
+    await client.callTool({name: 'ask'})
+    await until(() => mock.answers.size === 1)
+    const records = () =>
+      [...store.keys].filter((key) => /#(session|request:)/.test(key)).map((key) => key.split('#')[1])
+    const hasCallStream = () => [...store.keys].some((key) => key.includes('#stream:request:'))
+    // The call's stream record is gone once its answer came: the deletes left are those of the session's end.
+    await until(() => records().some((key) => key.startsWith('request:')) && !hasCallStream())
+
+    // The server forgets the session; the next request learns it (404) and the session ends in the store.
+    mock.faults.restart()
+    store.dying = true
+    await expect(client.ping()).rejects.toMatchObject({code: 'session-expired'})
+    await until(() => store.dead)
+
+    // Whatever the dead process left, no session record names the answers it deleted.
+    expect(records().filter((key) => key === 'session')).toEqual([])
+    expect(records().some((key) => key.startsWith('request:'))).toBe(true)
+    await client.close()
   })
 })

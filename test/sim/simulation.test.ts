@@ -299,6 +299,31 @@ const regressions: [string, Schedule][] = [
       clientFaults: [[2500, 'kill']],
     },
   ],
+  [
+    // A 404 the network made up ended a session the server kept; the process died before the store forgot the
+    // session, after it forgot the answers: the next process resumed it and handled a re-emitted request again.
+    'a process that dies while a session ends in the store, the server still holding it',
+    {
+      ...quiet,
+      storeLatencyMs: 1,
+      calls: [
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+        ...Array.from({length: 7}, () => ({at: 0, tool: 'increment' as const, count: 1, steps: 1, stepMs: 0})),
+        {at: 0, tool: 'ask', count: 2, steps: 1, stepMs: 0},
+        {at: 0, tool: 'ask', count: 1, steps: 1, stepMs: 0},
+        {at: 0, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+        {at: 5, tool: 'increment', count: 1, steps: 1, stepMs: 0},
+      ],
+      wire: [
+        [1, {kind: 'status', status: 500, after: true}],
+        [4, {kind: 'lose-answer'}],
+        [21, {kind: 'status', status: 404, after: false}],
+      ],
+      store: [[24, {kind: 'crash-after'}]],
+      serverFaults: [[134, 'disconnect-close']],
+      clientFaults: [[4, 'kill']],
+    },
+  ],
 ]
 
 describe('regression schedules', () => {
