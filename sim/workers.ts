@@ -37,7 +37,9 @@ export function runOnWorkers(slices: Slice[], onProgress: (tally: Tally) => void
     slices.map(
       (slice, index) =>
         new Promise<void>((resolve, reject) => {
-          const worker = new Worker(new URL(import.meta.url), {workerData: slice})
+          // A schedule allocates much and keeps little: a large young generation scavenges less often.
+          const resourceLimits = {maxYoungGenerationSizeMb: 384}
+          const worker = new Worker(new URL(import.meta.url), {workerData: slice, resourceLimits})
           worker.on('message', (message: WorkerMessage) => {
             if (message.type === 'finding') totals.findings.push(message.finding)
             else if (message.type === 'progress') parts[index] = message
