@@ -1,6 +1,6 @@
 /**
- * `npm run sim` on worker threads: the seeds split among the workers run once each, and their tallies add up to
- * what one thread finds on the same seeds.
+ * The simulation's commands, compiled as `npm run sim` compiles them: the run on worker threads (the seeds split
+ * among the workers run once each, and their tallies add up to what one thread finds) and the floor of its real parts.
  */
 import {execFile} from 'node:child_process'
 import {promisify} from 'node:util'
@@ -30,5 +30,15 @@ describe('the simulation on worker threads', () => {
     const [two, one] = await Promise.all([summary(2), summary(1)])
     expect(two).toMatch(/^30 schedules, \d+ calls, \d+ faults, 0 violating schedules$/)
     expect(two).toBe(one)
+  }, 120_000)
+})
+
+describe('the floor of the real parts', () => {
+  it('times rounds of nine calls on this transport and on the SDK one, each with its rate per CPU second', async () => {
+    const {stdout} = await run(process.execPath, ['.sim/sim/floor.js', '--rounds', '3'], {cwd: root})
+    expect(stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/^this transport: 3 rounds of 9 calls, \d+\/s, \d+ per CPU second$/),
+      expect.stringMatching(/^the SDK's transport: 3 rounds of 9 calls, \d+\/s, \d+ per CPU second$/),
+    ])
   }, 120_000)
 })
