@@ -173,8 +173,9 @@ describe('the end of a session', () => {
     }))
     await client.callTool({name: 'ask'})
     await until(() => mock.answers.size === 1)
+    // The session's records by kind: `session`, `request:<id>`.
     const records = () =>
-      [...store.keys].filter((key) => /#(session|request:)/.test(key)).map((key) => key.split('#')[1])
+      [...store.keys].filter((key) => /#(session|request:)/.test(key)).map((key) => key.slice(key.indexOf('#') + 1))
     const hasCallStream = () => [...store.keys].some((key) => key.includes('#stream:request:'))
     // The call's stream record is gone once its answer came: the deletes left are those of the session's end.
     await until(() => records().some((key) => key.startsWith('request:')) && !hasCallStream())

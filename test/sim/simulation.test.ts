@@ -315,9 +315,9 @@ const regressions: [string, Schedule][] = [
         {at: 5, tool: 'increment', count: 1, steps: 1, stepMs: 0},
       ],
       wire: [
-        [1, {kind: 'status', status: 500, after: true}],
+        [1, {kind: 'status', status: 500, retryAfter: undefined, after: true}],
         [4, {kind: 'lose-answer'}],
-        [21, {kind: 'status', status: 404, after: false}],
+        [21, {kind: 'status', status: 404, retryAfter: undefined, after: false}],
       ],
       store: [[24, {kind: 'crash-after'}]],
       serverFaults: [[134, 'disconnect-close']],
