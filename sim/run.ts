@@ -76,7 +76,16 @@ if (values.seed !== undefined) {
   const started = realTime.now()
   const cpuBefore = process.cpuUsage()
   let shown = 0
+  let told = 0
   const progress = (tally: Tally, final = false): void => {
+    // Each schedule in violation is named at once: a long run's findings can be replayed while it goes on.
+    for (const {seed, violations} of tally.findings.slice(told)) {
+      const broken = [...new Set(violations.map(({invariant}) => `"${invariant}"`))].join(', ')
+      console.error(
+        `${process.stderr.isTTY ? '\n' : ''}seed ${seed} breaks ${broken} (replay: ${command} -- --seed ${seed})`,
+      )
+    }
+    told = tally.findings.length
     const now = realTime.now()
     if (!final && now - shown < 1000) return
     shown = now
