@@ -119,16 +119,19 @@ export class SessionRecords {
   /**
    * Forgets the session and every record of it: nothing outlives the session that produced it. The session record
    * goes first: a process that dies before the rest are gone leaves records no session names (loads skip them), never
-   * a session to resume without the answers it kept (docs/design.md#what-is-persisted).
+   * a session to resume without the answers it kept (docs/design.md#what-is-persisted). Each delete follows a write
+   * of its record under way and replaces one queued, so no late write brings a record back. A failed delete stops
+   * the store, so the rest stays.
    */
   clearSession(): Promise<void> {
     const session = this.#key('session')
     const {store} = this.#store
+    const forget = (key: string): Promise<void> => this.#store.coalesced(key, () => undefined)
     return this.#store.write(session, async () => {
-      await this.#store.call(() => store.delete(session))
+      await forget(session)
       const prefixes = [this.#key('stream:'), this.#key('request:')]
       const keys = await Promise.all(prefixes.map((prefix) => this.#store.call(() => store.list(prefix))))
-      await Promise.all(keys.flat().map((key) => this.#store.call(() => store.delete(key))))
+      await Promise.all(keys.flat().map(forget))
     })
   }
 

@@ -162,6 +162,35 @@ class DyingStore extends RecordingStore {
 }
 
 describe('the end of a session', () => {
+  it('waits for a write of the session record under way: a late write does not bring the ended session back', async () => {
+    useMock()
+    // The session record is slow to write, its delete fast: a delete sent beside the write would land first.
+    const store = new SlowApplyStore((key, op) => (key.endsWith('#session') && op === 'set' ? 30 : 1))
+    const first = await connect({store})
+    await first.transport.forgetSession()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(store.appliedSession()).toBeUndefined()
+    await first.client.close()
+
+    const next = await connect({store})
+    expect(next.transport.sessionId).toBe('session-2')
+    await next.client.close()
+  })
+
+  it("waits for a write of a stream's cursor under way too: the ended session leaves no record behind", async () => {
+    const mock = useMock()
+    const store = new SlowApplyStore((key, op) => (key.includes('#stream:') && op === 'set' ? 30 : 1))
+    const {client, transport} = await connect({store})
+    const call = client.callTool({name: 'slow', arguments: {steps: 20, delayMs: 5}}, undefined, {onprogress: () => {}})
+    await until(() => mock.requests('POST', 'tools/call').length === 1)
+    await until(() => [...store.keys].some((key) => key.includes('#stream:request:')))
+    await transport.forgetSession()
+    await call.catch(() => undefined)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect([...store.keys].filter((key) => /#(session|stream:|request:)/.test(key))).toEqual([])
+    await client.close()
+  })
+
   it('deletes the session record before any record of it: a process that dies in between leaves no session to resume without its answers', async () => {
     const mock = useMock()
     const store = new DyingStore()

@@ -324,6 +324,27 @@ const regressions: [string, Schedule][] = [
       clientFaults: [[4, 'kill']],
     },
   ],
+  [
+    // A session that ended in the store while its record was being written came back when that write landed: the
+    // next process resumed it without the answers deleted, and a re-emitted request reached its Client again.
+    'a session record written while the session ends, the network refusing its GET 410',
+    {
+      ...quiet,
+      mode: 'live-result-only',
+      storeLatencyMs: 5,
+      seed: 2147483640,
+      calls: [
+        {at: 0, tool: 'slow', count: 1, steps: 1, stepMs: 5},
+        {at: 14, tool: 'increment', count: 2, steps: 2, stepMs: 3},
+        {at: 7, tool: 'ask', count: 1, steps: 1, stepMs: 293},
+      ],
+      wire: [
+        [47, {kind: 'cut', atByte: 9}],
+        [6, {kind: 'status', status: 410, retryAfter: 1, after: false}],
+      ],
+      store: [[4, {kind: 'crash-after'}]],
+    },
+  ],
 ]
 
 describe('regression schedules', () => {
