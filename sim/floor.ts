@@ -12,14 +12,13 @@ import type {Transport} from '@modelcontextprotocol/sdk/shared/transport.js'
 import {parseArgs} from 'node:util'
 import {z} from 'zod'
 import {ResumableHTTPClientTransport, type FetchLike} from '../src/index.ts'
-import {noSchemas} from './servers.ts'
+import {noSchemas, text} from './servers.ts'
 
 const {values} = parseArgs({options: {rounds: {type: 'string', default: '2000'}}})
 const rounds = Number(values.rounds)
 if (!Number.isSafeInteger(rounds) || rounds < 1)
   throw new TypeError(`--rounds must be a whole number, got ${values.rounds}`)
 const url = new URL('http://sim.test/mcp')
-const text = (value: string) => ({content: [{type: 'text' as const, text: value}]})
 
 /** One round: a server and a Client on `transport`, nine calls (three with two progress events), both closed. */
 async function round(transport: (fetch: FetchLike) => Transport): Promise<void> {

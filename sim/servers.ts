@@ -49,7 +49,8 @@ export const noSchemas: jsonSchemaValidator = {
     (input: unknown): JsonSchemaValidatorResult<T> => ({valid: true, data: input as T, errorMessage: undefined}),
 }
 
-const text = (value: string): CallToolResult => ({content: [{type: 'text', text: value}]})
+/** A tool's result of one text. */
+export const text = (value: string): CallToolResult => ({content: [{type: 'text', text: value}]})
 const question = (n: number) => ({
   messages: [{role: 'user' as const, content: {type: 'text' as const, text: `question ${n}`}}],
   maxTokens: 10,

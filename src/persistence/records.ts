@@ -125,12 +125,11 @@ export class SessionRecords {
    */
   clearSession(): Promise<void> {
     const session = this.#key('session')
-    const {store} = this.#store
     const forget = (key: string): Promise<void> => this.#store.coalesced(key, () => undefined)
     return this.#store.write(session, async () => {
       await forget(session)
       const prefixes = [this.#key('stream:'), this.#key('request:')]
-      const keys = await Promise.all(prefixes.map((prefix) => this.#store.call(() => store.list(prefix))))
+      const keys = await Promise.all(prefixes.map((prefix) => this.#store.keys(prefix)))
       await Promise.all(keys.flat().map(forget))
     })
   }
