@@ -181,11 +181,14 @@ describe('the end of a session', () => {
     const mock = useMock()
     const store = new SlowApplyStore((key, op) => (key.includes('#stream:') && op === 'set' ? 30 : 1))
     const {client, transport} = await connect({store})
-    const call = client.callTool({name: 'slow', arguments: {steps: 20, delayMs: 5}}, undefined, {onprogress: () => {}})
+    // The call fails once the session is forgotten: caught at once, lest its rejection go unhandled meanwhile.
+    const call = client
+      .callTool({name: 'slow', arguments: {steps: 20, delayMs: 5}}, undefined, {onprogress: () => {}})
+      .catch(() => undefined)
     await until(() => mock.requests('POST', 'tools/call').length === 1)
     await until(() => [...store.keys].some((key) => key.includes('#stream:request:')))
     await transport.forgetSession()
-    await call.catch(() => undefined)
+    await call
     await new Promise((resolve) => setTimeout(resolve, 100))
     expect([...store.keys].filter((key) => /#(session|stream:|request:)/.test(key))).toEqual([])
     await client.close()
